@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The assignment's targets.  Usage: ./run.sh <target> [extra run.py flags, e.g. --max_epochs 2]
+# Reads the data from src/data/ (or $DATA_DIR) and writes params and predictions into src/submission/
+# (or $OUT_DIR).  Works from any directory.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+DATA="${DATA_DIR:-$ROOT/src/data}"
+OUT="${OUT_DIR:-$ROOT/src/submission}"
+PYTHON="${PYTHON:-python3}"
+
+WIKI="$DATA/wiki.txt"
+TRAIN="$DATA/birth_places_train.tsv"
+DEV="$DATA/birth_dev.tsv"
+TEST="$DATA/birth_test_inputs.tsv"
+
+TARGETS="vanilla_finetune_without_pretrain vanilla_eval_dev_without_pretrain vanilla_eval_test_without_pretrain
+vanilla_pretrain vanilla_finetune_with_pretrain vanilla_eval_dev_with_pretrain vanilla_eval_test_with_pretrain
+perceiver_pretrain perceiver_finetune_with_pretrain perceiver_eval_dev_with_pretrain perceiver_eval_test_with_pretrain
+london_baseline collect_submission"
+
+usage() {
+  echo "usage: ./run.sh <target> [extra flags passed to src/run.py]"
+  echo
+  echo "targets (in the order of the handout):"
+  for t in $TARGETS; do echo "  $t"; done
+  echo
+  echo "Data: \$DATA_DIR (default src/data). Outputs: \$OUT_DIR (default src/submission)."
+}
+
+need_data() {  # need_data FILE...: every data file must exist
+  for f in "$@"; do
+    if [[ ! -f "$f" ]]; then
+      echo "error: data file $f is missing; regenerate it with 'python3 src/data/generate.py' or set DATA_DIR" >&2
+      exit 1
+    fi
+  done
+}
+
+need_params() {  # need_params FILE TARGET: the params a target reads must have been trained
+  if [[ ! -f "$OUT/$1" ]]; then
+    echo "error: $OUT/$1 is missing; run './run.sh $2' first" >&2
+    exit 1
+  fi
+}
+
+run_py() { need_data "$WIKI"; "$PYTHON" "$ROOT/src/run.py" --pretrain_corpus_path "$WIKI" "$@"; }
+
+pretrain() {  # pretrain VARIANT
+  run_py --function pretrain --variant "$1" --writing_params_path "$OUT/$1.pretrain.params" ${EXTRA[@]+"${EXTRA[@]}"}
+}
+
+finetune() {  # finetune VARIANT READ_PARAMS|"" WRITE_PARAMS
+  need_data "$TRAIN"
+  local read=()
+  [[ -n "$2" ]] && read=(--reading_params_path "$OUT/$2")
+  run_py --function finetune --variant "$1" ${read[@]+"${read[@]}"} --writing_params_path "$OUT/$3" \
+    --finetune_corpus_path "$TRAIN" ${EXTRA[@]+"${EXTRA[@]}"}
+}
+
+evaluate() {  # evaluate VARIANT PARAMS EVAL_FILE OUTPUT
+  need_data "$3"
+  run_py --function evaluate --variant "$1" --reading_params_path "$OUT/$2" \
+    --eval_corpus_path "$3" --outputs_path "$OUT/$4" ${EXTRA[@]+"${EXTRA[@]}"}
+}
+
+if [[ $# -lt 1 ]]; then usage; exit 2; fi
+TARGET="$1"; shift
+EXTRA=("$@")
+mkdir -p "$OUT"
+
+case "$TARGET" in
+  vanilla_finetune_without_pretrain)
+    finetune vanilla "" vanilla.model.params ;;
+  vanilla_eval_dev_without_pretrain)
+    need_params vanilla.model.params vanilla_finetune_without_pretrain
+    evaluate vanilla vanilla.model.params "$DEV" vanilla.nopretrain.dev.predictions ;;
+  vanilla_eval_test_without_pretrain)
+    need_params vanilla.model.params vanilla_finetune_without_pretrain
+    evaluate vanilla vanilla.model.params "$TEST" vanilla.nopretrain.test.predictions ;;
+  vanilla_pretrain)
+    pretrain vanilla ;;
+  vanilla_finetune_with_pretrain)
+    need_params vanilla.pretrain.params vanilla_pretrain
+    finetune vanilla vanilla.pretrain.params vanilla.finetune.params ;;
+  vanilla_eval_dev_with_pretrain)
+    need_params vanilla.finetune.params vanilla_finetune_with_pretrain
+    evaluate vanilla vanilla.finetune.params "$DEV" vanilla.pretrain.dev.predictions ;;
+  vanilla_eval_test_with_pretrain)
+    need_params vanilla.finetune.params vanilla_finetune_with_pretrain
+    evaluate vanilla vanilla.finetune.params "$TEST" vanilla.pretrain.test.predictions ;;
+  perceiver_pretrain)
+    pretrain perceiver ;;
+  perceiver_finetune_with_pretrain)
+    need_params perceiver.pretrain.params perceiver_pretrain
+    finetune perceiver perceiver.pretrain.params perceiver.finetune.params ;;
+  perceiver_eval_dev_with_pretrain)
+    need_params perceiver.finetune.params perceiver_finetune_with_pretrain
+    evaluate perceiver perceiver.finetune.params "$DEV" perceiver.pretrain.dev.predictions ;;
+  perceiver_eval_test_with_pretrain)
+    need_params perceiver.finetune.params perceiver_finetune_with_pretrain
+    evaluate perceiver perceiver.finetune.params "$TEST" perceiver.pretrain.test.predictions ;;
+  london_baseline)
+    need_data "$TRAIN" "$DEV"
+    "$PYTHON" "$ROOT/src/london_baseline.py" --train "$TRAIN" --eval "$DEV" ${EXTRA[@]+"${EXTRA[@]}"} ;;
+  collect_submission)
+    "$PYTHON" "$ROOT/src/collect_submission.py" --submission_dir "$OUT" ${EXTRA[@]+"${EXTRA[@]}"} ;;
+  *)
+    echo "error: unknown target '$TARGET'" >&2
+    usage >&2
+    exit 2 ;;
+esac

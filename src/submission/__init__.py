@@ -1,0 +1,1 @@
+"""The student's submission package: datasets, attention, model, trainer, helper and utils."""

@@ -1,0 +1,95 @@
+"""Causal self-attention and causal cross-attention.
+
+Both classes share one attention core, `attend`, which is the single place where
+the attention formula softmax(Q K^T / sqrt(d)) V lives.  On CUDA the same math runs
+through PyTorch's fused `scaled_dot_product_attention` kernel (flash / memory-
+efficient attention), which never materialises the T x T attention matrix; on CPU
+the plain formula below is used because it measured faster there.  A test checks
+that both paths agree.
+"""
+
+import math
+
+import torch
+import torch.nn as nn
+from torch.nn import functional as F
+
+
+def causal_mask(block_size):
+    """Lower-triangular (block_size, block_size) boolean mask: query i may see keys j <= i."""
+    return torch.tril(torch.ones(block_size, block_size, dtype=torch.bool))
+
+
+def attend(q, k, v, mask, dropout_p=0.0, use_fused=False):
+    """Attention of queries q over keys k / values v.
+
+    q: (B, nh, Tq, hs); k, v: (B, nh, Tk, hs); mask: (Tq, Tk) boolean, True = may attend.
+    dropout_p is applied to the attention weights (pass 0.0 in eval mode).
+    With use_fused=True the fused PyTorch kernel computes the same result.
+    """
+    if use_fused:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+    att = att.masked_fill(~mask, float("-inf"))
+    att = F.softmax(att, dim=-1)
+    att = F.dropout(att, p=dropout_p, training=dropout_p > 0)
+    return att @ v
+
+
+class _AttentionBase(nn.Module):
+    """Shared projections: key, query, value, output projection, dropouts, mask."""
+
+    def __init__(self, config):
+        super().__init__()
+        assert config.n_embd % config.n_head == 0, "n_embd must be divisible by n_head"
+        self.key = nn.Linear(config.n_embd, config.n_embd)
+        self.query = nn.Linear(config.n_embd, config.n_embd)
+        self.value = nn.Linear(config.n_embd, config.n_embd)
+        self.attn_drop_p = config.attn_pdrop
+        self.resid_drop = nn.Dropout(config.resid_pdrop)
+        self.proj = nn.Linear(config.n_embd, config.n_embd)
+        # A buffer (not a parameter): moves with .to(device) but is not saved in the state dict.
+        self.register_buffer("mask", causal_mask(config.block_size), persistent=False)
+        self.n_head = config.n_head
+        self.attn_impl = getattr(config, "attn_impl", "auto")
+
+    def _heads(self, x, linear):
+        B, T, C = x.size()
+        return linear(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
+
+    def use_fused(self, x):
+        if self.attn_impl == "auto":
+            return x.is_cuda
+        return self.attn_impl == "fused"
+
+    def _attend(self, x_kv, x_q):
+        if x_q.size(0) != x_kv.size(0):  # e.g. the perceiver basis C, shared by the whole batch
+            x_q = x_q.expand(x_kv.size(0), -1, -1)
+        B, Tq, C = x_q.size()
+        Tk = x_kv.size(1)
+        k, v = self._heads(x_kv, self.key), self._heads(x_kv, self.value)
+        q = self._heads(x_q, self.query)
+        p = self.attn_drop_p if self.training else 0.0
+        y = attend(q, k, v, self.mask[:Tq, :Tk], p, self.use_fused(x_q))
+        y = y.transpose(1, 2).contiguous().view(B, Tq, C)  # re-assemble all head outputs side by side
+        return self.resid_drop(self.proj(y))
+
+
+class CausalSelfAttention(_AttentionBase):
+    """Multi-head masked self-attention: position t attends to positions <= t of the same sequence."""
+
+    def forward(self, x):
+        return self._attend(x, x)
+
+
+class CausalCrossAttention(_AttentionBase):
+    """Multi-head masked cross-attention.
+
+    forward(x_kv, x_q): keys and values come from x_kv (B, Tk, C), queries from x_q (B, Tq, C).
+    The causal mask is the block-size lower-triangular mask cut to [:Tq, :Tk]: query i sees keys
+    j <= i.  This is what keeps the Perceiver variant causal.  x_q may have batch size 1 (it is
+    then shared by every sequence of x_kv).  Returns (B, Tq, C).
+    """
+
+    def forward(self, x_kv, x_q):
+        return self._attend(x_kv, x_q)

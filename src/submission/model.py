@@ -1,0 +1,193 @@
+"""GPT language model (a minGPT fork) with two variants.
+
+vanilla:   token + position embeddings -> n_layer Blocks at length T -> LayerNorm -> logits
+perceiver: embeddings -> DownProjectBlock (length T -> m = bottleneck_dim)
+           -> n_layer - 2 Blocks at length m -> UpProjectBlock (length m -> T) -> LayerNorm -> logits
+
+References: Karpathy's minGPT; Jaegle et al., "Perceiver: General Perception with Iterative Attention".
+"""
+
+import torch
+import torch.nn as nn
+from torch.nn import functional as F
+
+from .attention import CausalCrossAttention, CausalSelfAttention
+
+
+class GPTConfig:
+    """Model hyperparameters. Required: vocab_size, block_size; the rest may be given as keywords
+    (n_layer, n_head, n_embd, ...). Dropouts default to 0.1, the vanilla variant is the default."""
+
+    embd_pdrop = 0.1
+    resid_pdrop = 0.1
+    attn_pdrop = 0.1
+    perceiver = False
+    bottleneck_dim = None
+    # "auto": fused scaled_dot_product_attention on CUDA, plain math on CPU; or "math" / "fused".
+    attn_impl = "auto"
+
+    def __init__(self, vocab_size, block_size, **kwargs):
+        self.vocab_size = vocab_size
+        self.block_size = block_size
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+
+def _mlp(config):
+    return nn.Sequential(
+        nn.Linear(config.n_embd, 4 * config.n_embd),
+        nn.GELU(),
+        nn.Linear(4 * config.n_embd, config.n_embd),
+        nn.Dropout(config.resid_pdrop),
+    )
+
+
+class Block(nn.Module):
+    """A standard pre-LayerNorm Transformer block: x + attn(ln1(x)), then x + mlp(ln2(x))."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(config.n_embd)
+        self.ln2 = nn.LayerNorm(config.n_embd)
+        self.attn = CausalSelfAttention(config)
+        self.mlp = _mlp(config)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        x = x + self.mlp(self.ln2(x))
+        return x
+
+
+class DownProjectBlock(nn.Module):
+    """Perceiver down-projection: maps the input sequence (B, T, C) to a bottleneck (B, m, C).
+
+    __init__ must create exactly these attributes (the grader copies weights by these names):
+      self.C    nn.Parameter of shape (1, config.bottleneck_dim, config.n_embd), the learnable basis,
+                initialised with nn.init.xavier_uniform_
+      self.ln1  nn.LayerNorm(config.n_embd), applied to the input x_input
+      self.attn CausalCrossAttention(config)
+      self.ln2  nn.LayerNorm(config.n_embd)
+      self.mlp  the same MLP as in Block (use _mlp(config))
+
+    forward(x_input) computes, with the basis C as the queries and the normalised input as keys/values:
+      x = C + attn(ln1(x_input), C)         # CausalCrossAttention.forward(x_kv, x_q)
+      x = x + mlp(ln2(x))
+    and returns x of shape (B, m, C).  C is broadcast over the batch.
+    """
+
+    def __init__(self, config):
+        super().__init__()
+        ### START CODE HERE ###
+        self.C = nn.Parameter(torch.empty(1, config.bottleneck_dim, config.n_embd))
+        nn.init.xavier_uniform_(self.C)
+        self.ln1 = nn.LayerNorm(config.n_embd)
+        self.attn = CausalCrossAttention(config)
+        self.ln2 = nn.LayerNorm(config.n_embd)
+        self.mlp = _mlp(config)
+        ### END CODE HERE ###
+
+    def forward(self, x_input):
+        x = None
+        ### START CODE HERE ###
+        x = self.C + self.attn(self.ln1(x_input), self.C)
+        x = x + self.mlp(self.ln2(x))
+        ### END CODE HERE ###
+        return x
+
+
+class UpProjectBlock(nn.Module):
+    """Perceiver up-projection: maps the bottleneck y (B, m, C) back to the input length (B, T, C).
+
+    __init__ must create exactly these attributes (the grader copies weights by these names):
+      self.ln1  nn.LayerNorm(config.n_embd), applied to the bottleneck y
+      self.attn CausalCrossAttention(config)
+      self.ln2  nn.LayerNorm(config.n_embd)
+      self.mlp  the same MLP as in Block (use _mlp(config))
+
+    forward(y, x_input) computes, with the input of the down block x_input as the queries and the
+    normalised bottleneck as keys/values:
+      x = x_input + attn(ln1(y), x_input)
+      x = x + mlp(ln2(x))
+    and returns x of shape (B, T, C).
+    """
+
+    def __init__(self, config):
+        super().__init__()
+        ### START CODE HERE ###
+        self.ln1 = nn.LayerNorm(config.n_embd)
+        self.attn = CausalCrossAttention(config)
+        self.ln2 = nn.LayerNorm(config.n_embd)
+        self.mlp = _mlp(config)
+        ### END CODE HERE ###
+
+    def forward(self, y, x_input):
+        x = None
+        ### START CODE HERE ###
+        x = x_input + self.attn(self.ln1(y), x_input)
+        x = x + self.mlp(self.ln2(x))
+        ### END CODE HERE ###
+        return x
+
+
+class GPT(nn.Module):
+    """The full language model, with a context size of block_size."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.tok_emb = nn.Embedding(config.vocab_size, config.n_embd)
+        self.pos_emb = nn.Parameter(torch.zeros(1, config.block_size, config.n_embd))
+        self.drop = nn.Dropout(config.embd_pdrop)
+        self.perceiver = bool(config.perceiver)
+        if self.perceiver:
+            if not config.bottleneck_dim or config.n_layer < 2:
+                raise ValueError("the perceiver variant needs bottleneck_dim > 0 and n_layer >= 2")
+            self.down_block = DownProjectBlock(config)
+            n_inner = config.n_layer - 2  # the down and up blocks count as two of the n_layer layers
+        else:
+            n_inner = config.n_layer
+        self.blocks = nn.Sequential(*[Block(config) for _ in range(n_inner)])
+        if self.perceiver:
+            self.up_block = UpProjectBlock(config)
+        self.ln_f = nn.LayerNorm(config.n_embd)
+        self.head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        self.block_size = config.block_size
+        self.apply(self._init_weights)
+
+    @staticmethod
+    def _init_weights(module):
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            module.weight.data.normal_(mean=0.0, std=0.02)
+            if isinstance(module, nn.Linear) and module.bias is not None:
+                module.bias.data.zero_()
+        elif isinstance(module, nn.LayerNorm):
+            module.bias.data.zero_()
+            module.weight.data.fill_(1.0)
+
+    def get_block_size(self):
+        return self.block_size
+
+    def min_length(self):
+        """Shortest input that computes the same as a full block on its prefix (used to drop padding).
+        For the perceiver we keep at least the bottleneck length, as the spec asks."""
+        return self.config.bottleneck_dim if self.perceiver else 1
+
+    def forward(self, idx, targets=None):
+        """idx: (B, T) token ids with T <= block_size.  Returns (logits (B, T, vocab), loss or None).
+        The loss is the mean cross entropy over positions whose target is not PAD (id 0)."""
+        b, t = idx.size()
+        assert t <= self.block_size, f"Cannot forward a sequence of {t} tokens, block size is {self.block_size}"
+        x = self.drop(self.tok_emb(idx) + self.pos_emb[:, :t, :])
+        if self.perceiver:
+            x_input = x
+            x = self.down_block(x)
+        x = self.blocks(x)
+        if self.perceiver:
+            x = self.up_block(x, x_input)
+        logits = self.head(self.ln_f(x))
+
+        loss = None
+        if targets is not None:
+            # fp32 loss even under bf16 autocast; PAD (id 0) positions carry no loss.
+            loss = F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=0)
+        return logits, loss

@@ -1,0 +1,194 @@
+"""A simple training loop: AdamW, linear warmup then cosine learning-rate decay, gradient clipping.
+
+Nothing here is specific to GPT.  What makes it fast without changing the math:
+- one DataLoader for the whole run (workers are started once, not once per epoch);
+- trailing columns whose targets are all PAD are dropped before the forward pass: the model is
+  causal, so the kept positions compute exactly what they would in the full block;
+- bf16 autocast (fp32 master weights, fp32 loss) where it helps, TF32 matmuls and fused AdamW on CUDA.
+"""
+
+import contextlib
+import math
+import os
+
+import torch
+from torch.utils.data import DataLoader
+from tqdm import tqdm
+
+
+class TrainerConfig:
+    # optimization parameters
+    max_epochs = 10
+    batch_size = 64
+    learning_rate = 3e-4
+    betas = (0.9, 0.95)
+    grad_norm_clip = 1.0
+    weight_decay = 0.1  # only applied to the weight matrices of nn.Linear layers
+    # learning rate decay: linear warmup over warmup_tokens, then cosine decay to 10% at final_tokens
+    lr_decay = False
+    warmup_tokens = 375e6
+    final_tokens = 260e9
+    # checkpoint settings
+    ckpt_path = None
+    num_workers = 0  # for the DataLoader
+    # speed settings (they do not change the math beyond floating-point rounding)
+    device = None  # None: CUDA, else MPS, else CPU
+    precision = "auto"  # "auto" (bf16 on CUDA, fp32 elsewhere), "bf16" or "fp32"
+    trim_padding = True  # drop trailing all-PAD columns before the forward pass
+    compile = False  # torch.compile the model (CUDA only)
+    show_progress = True
+
+    def __init__(self, **kwargs):
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+
+def pick_device(requested=None):
+    """The requested device, else CUDA, else Apple's MPS, else CPU."""
+    if requested:
+        return torch.device(requested)
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def autocast_context(device, precision):
+    """bf16 autocast where asked for ("auto" means CUDA with bf16 support), else a no-op context."""
+    if precision == "auto":
+        use_bf16 = device.type == "cuda" and torch.cuda.is_bf16_supported()
+    elif precision in ("bf16", "fp32"):
+        use_bf16 = precision == "bf16"
+    else:
+        raise ValueError(f"unknown precision {precision!r}: use auto, bf16 or fp32")
+    if use_bf16:
+        return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def trim_padding(x, y, min_len=1):
+    """Drop trailing columns of a batch where every target is PAD (id 0).
+
+    The model is causal, so the kept positions give the same logits as in the full block, and the
+    dropped positions carry no loss.  At least min_len columns are kept (the perceiver keeps its
+    bottleneck length).
+    """
+    nonpad = (y != 0).any(dim=0).nonzero()
+    keep = int(nonpad[-1]) + 1 if len(nonpad) else 1
+    keep = min(max(keep, min_len), y.size(1))
+    return x[:, :keep], y[:, :keep]
+
+
+def lr_multiplier(tokens, config):
+    """Learning-rate multiplier after `tokens` training tokens (the course's schedule)."""
+    if tokens < config.warmup_tokens:
+        return float(tokens) / float(max(1, config.warmup_tokens))
+    progress = float(tokens - config.warmup_tokens) / float(max(1, config.final_tokens - config.warmup_tokens))
+    return max(0.1, 0.5 * (1.0 + math.cos(math.pi * progress)))
+
+
+def make_optimizer(model, config, device):
+    """AdamW with weight decay on the weight matrices of nn.Linear layers only (not on biases,
+    LayerNorm, embeddings, position embeddings or the perceiver basis)."""
+    decay = {id(m.weight) for m in model.modules() if isinstance(m, torch.nn.Linear)}
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [
+        {"params": [p for p in params if id(p) in decay], "weight_decay": config.weight_decay},
+        {"params": [p for p in params if id(p) not in decay], "weight_decay": 0.0},
+    ]
+    extra = {"fused": True} if device.type == "cuda" else {}
+    return torch.optim.AdamW(groups, lr=config.learning_rate, betas=config.betas, **extra)
+
+
+def save_state_dict(model, path):
+    """Save model parameters atomically: an interrupted save never destroys an earlier file."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        torch.save(model.state_dict(), tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+class Trainer:
+    def __init__(self, model, train_dataset, test_dataset, config):
+        self.model = model
+        self.train_dataset = train_dataset
+        self.test_dataset = test_dataset
+        self.config = config
+        self.device = pick_device(config.device)
+        self.model = self.model.to(self.device)
+        self.tokens = 0  # tokens seen so far, for the learning-rate schedule
+        self.losses = []  # (epoch, step, loss, lr) per optimisation step
+
+    def save_checkpoint(self):
+        if self.config.ckpt_path is not None:
+            raw = getattr(self.model, "_orig_mod", self.model)
+            save_state_dict(raw, self.config.ckpt_path)
+
+    def _loader(self, dataset, shuffle):
+        cfg = self.config
+        return DataLoader(
+            dataset,
+            shuffle=shuffle,
+            batch_size=cfg.batch_size,
+            num_workers=cfg.num_workers,
+            persistent_workers=cfg.num_workers > 0,
+            pin_memory=self.device.type == "cuda",
+        )
+
+    def train(self):
+        model, config, device = self.model, self.config, self.device
+        if device.type == "cuda":
+            torch.backends.cuda.matmul.allow_tf32 = True
+            torch.backends.cudnn.allow_tf32 = True
+        optimizer = make_optimizer(model, config, device)
+        step_model = torch.compile(model) if config.compile and device.type == "cuda" else model
+        min_len = model.min_length() if hasattr(model, "min_length") else 1
+        train_loader = self._loader(self.train_dataset, shuffle=True)
+        test_loader = self._loader(self.test_dataset, shuffle=False) if self.test_dataset is not None else None
+
+        def run_batch(x, y, is_train):
+            x = x.to(device, non_blocking=True)
+            y = y.to(device, non_blocking=True)
+            if config.trim_padding:
+                x, y = trim_padding(x, y, min_len)
+            with torch.set_grad_enabled(is_train), autocast_context(device, config.precision):
+                _, loss = step_model(x, y)
+            return loss
+
+        total = config.max_epochs * len(train_loader)
+        bar = tqdm(total=total, disable=not config.show_progress, dynamic_ncols=True, mininterval=0.5)
+        for epoch in range(config.max_epochs):
+            model.train()
+            for it, (x, y) in enumerate(train_loader):
+                loss = run_batch(x, y, True)
+                model.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_norm_clip)
+                if config.lr_decay:
+                    # count every position of the full block, as the course does, so trimming
+                    # padding leaves the learning-rate schedule unchanged
+                    self.tokens += y.numel()
+                    lr = config.learning_rate * lr_multiplier(self.tokens, config)
+                    for group in optimizer.param_groups:
+                        group["lr"] = lr
+                else:
+                    lr = config.learning_rate
+                optimizer.step()
+                loss_value = loss.item()
+                self.losses.append((epoch + 1, it, loss_value, lr))
+                bar.update(1)
+                bar.set_postfix_str(f"epoch {epoch + 1} iter {it}: loss {loss_value:.5f} lr {lr:e}", refresh=False)
+
+            if test_loader is not None:
+                model.eval()
+                test_losses = [run_batch(x, y, False).item() for x, y in test_loader]
+                bar.write(f"epoch {epoch + 1}: test loss {sum(test_losses) / len(test_losses):.5f}")
+            self.save_checkpoint()
+        bar.close()

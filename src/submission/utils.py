@@ -1,0 +1,110 @@
+"""Sampling, birthplace prediction and evaluation, seeding, and loading parameters."""
+
+import os
+import random
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+
+def set_seed(seed):
+    """Seed Python, NumPy and PyTorch (all devices) so runs are reproducible."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.cuda.manual_seed_all(seed)
+
+
+def top_k_logits(logits, k):
+    v, _ = torch.topk(logits, k)
+    out = logits.clone()
+    out[out < v[:, [-1]]] = -float("inf")
+    return out
+
+
+@torch.no_grad()
+def sample(model, x, steps, temperature=1.0, sample=False, top_k=None):
+    """Extend the conditioning sequence x (LongTensor (B, T)) by `steps` tokens, one at a time,
+    feeding each prediction back in.  The context is cropped to the model's block size.
+    sample=False takes the most likely token (greedy); sample=True draws from the softmax,
+    optionally restricted to the top_k tokens."""
+    block_size = model.get_block_size()
+    model.eval()
+    for _ in range(steps):
+        x_cond = x if x.size(1) <= block_size else x[:, -block_size:]
+        logits, _ = model(x_cond)
+        logits = logits[:, -1, :] / temperature
+        if top_k is not None:
+            logits = top_k_logits(logits, top_k)
+        probs = F.softmax(logits, dim=-1)
+        if sample:
+            ix = torch.multinomial(probs, num_samples=1)
+        else:
+            _, ix = torch.topk(probs, k=1, dim=-1)
+        x = torch.cat((x, ix), dim=1)
+    return x
+
+
+MAX_ANSWER_CHARS = 32  # characters decoded after "question⁇"
+
+
+def predict_place(model, question, vocab, device):
+    """Greedy-decode up to MAX_ANSWER_CHARS characters after question + MASK_CHAR; the prediction
+    is the decoded text up to the next MASK_CHAR.  `vocab` is the pretraining dataset."""
+    x = vocab.encode(question + vocab.MASK_CHAR)[None, :].to(device)
+    out = sample(model, x, MAX_ANSWER_CHARS, sample=False)[0]
+    completion = vocab.decode(out[x.size(1):])
+    return completion.split(vocab.MASK_CHAR)[0]
+
+
+def read_questions(path):
+    """The question column of a birthplace TSV (answers, if present, are ignored)."""
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\r\n").split("\t")[0] for line in f if line.strip()]
+
+
+def evaluate_places(filepath, predicted_places):
+    """Compare predicted places with the gold places of a TSV file (question<TAB>place).
+
+    Returns (total, correct) as floats.  If the file has no answer column, says so and returns (0, 0).
+    """
+    with open(filepath, encoding="utf-8") as fin:
+        lines = [line.rstrip("\r\n").split("\t") for line in fin if line.strip()]
+    if not lines or len(lines[0]) == 1:
+        print("No gold birth places provided; returning (0,0)")
+        return (0, 0)
+    true_places = [fields[1] for fields in lines]
+    if len(true_places) != len(predicted_places):
+        raise ValueError(
+            f"{filepath} has {len(true_places)} questions but there are {len(predicted_places)} predictions"
+        )
+    correct = sum(1 for t, p in zip(true_places, predicted_places) if t == p)
+    return (float(len(true_places)), float(correct))
+
+
+def load_params(model, path):
+    """Load a state dict saved by train() into model, on whatever device model is (GPU-trained files
+    load on a CPU).  A file from the other variant or another model size is a clear error."""
+    state = torch.load(path, map_location=next(model.parameters()).device, weights_only=True)
+    file_variant = "perceiver" if any(k.startswith("down_block.") for k in state) else "vanilla"
+    model_variant = "perceiver" if getattr(model, "perceiver", False) else "vanilla"
+    if file_variant != model_variant:
+        raise ValueError(f"{path} holds {file_variant} parameters but the model is {model_variant}: pass --variant {file_variant}")
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as e:
+        first = str(e).strip().splitlines()[-1].strip()
+        raise ValueError(
+            f"{path} does not fit this model ({first}); use the same model-size flags as when it was trained"
+        ) from None
+    return model
+
+
+def write_lines_atomic(path, lines):
+    """Write one line per item; the file appears complete or not at all."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        for line in lines:
+            f.write(line + "\n")
+    os.replace(tmp, path)

@@ -1,0 +1,58 @@
+"""Shared fixtures: a tiny, self-made biography world (never the course data) and small model configs."""
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+sys.path.insert(0, str(SRC))
+
+COURSE_DATA = ROOT.parent / "shared" / "course-data"
+
+FIRST = ["Ana", "Bo", "Cara", "Dev", "Eli", "Finn", "Gus", "Hana"]
+LAST = ["Smith", "Lopez", "Novak", "Ito", "Berg", "Rossi", "Khan", "Ng", "Moreau", "Silva"]
+PLACES = ["Paris", "Rome", "Oslo", "Lima", "Tokyo", "Cairo", "Quito", "Berlin"]
+
+
+def make_world(directory, n_people=40, seed=0):
+    """Write wiki.txt and the three birthplace TSVs (3/4 of the people train, 1/4 dev and test) into directory."""
+    rng = random.Random(seed)
+    names = [f"{f} {l}" for l in LAST for f in FIRST][:n_people]
+    people = [(n, rng.choice(PLACES)) for n in names]
+    directory = Path(directory)
+    with open(directory / "wiki.txt", "w", encoding="utf-8") as w:
+        for n, p in people:
+            w.write(f"{n}. {n} was born in {p} and later worked in {rng.choice(PLACES)}.\n")
+        w.write("Where was the first person born? Nobody knows.\n")
+    cut = 3 * n_people // 4
+    with open(directory / "birth_places_train.tsv", "w", encoding="utf-8") as w:
+        for n, p in people[:cut]:
+            w.write(f"Where was {n} born?\t{p}\n")
+    with open(directory / "birth_dev.tsv", "w", encoding="utf-8") as w:
+        for n, p in people[cut:]:
+            w.write(f"Where was {n} born?\t{p}\n")
+    with open(directory / "birth_test_inputs.tsv", "w", encoding="utf-8") as w:
+        for n, _ in people[cut:]:
+            w.write(f"Where was {n} born?\n")
+    return people
+
+
+@pytest.fixture
+def world(tmp_path):
+    people = make_world(tmp_path)
+    return tmp_path, people
+
+
+SMALL = dict(n_layer=2, n_head=2, n_embd=32)
+
+
+def small_config(vocab_size, block_size=64, perceiver=False, bottleneck_dim=8, dropout=0.0):
+    from submission.model import GPTConfig
+
+    cfg = GPTConfig(vocab_size, block_size, embd_pdrop=dropout, resid_pdrop=dropout, attn_pdrop=dropout, **SMALL)
+    if perceiver:
+        cfg.perceiver, cfg.bottleneck_dim = True, bottleneck_dim
+    return cfg

@@ -1,0 +1,145 @@
+"""helper.py: the exact course hyperparameters, loading and saving parameters."""
+
+import pytest
+import torch
+
+from conftest import small_config
+from submission import helper
+from submission.dataset import CharCorruptionDataset
+from submission.model import GPT, GPTConfig
+from submission.trainer import Trainer, TrainerConfig, lr_multiplier
+from submission.utils import load_params
+
+
+@pytest.fixture
+def corpus(world):
+    path, _ = world
+    return path, CharCorruptionDataset((path / "wiki.txt").read_text(encoding="utf-8"), 64)
+
+
+def tconf_values(tconf):
+    names = ["max_epochs", "batch_size", "learning_rate", "lr_decay", "warmup_tokens", "final_tokens", "num_workers"]
+    return {n: getattr(tconf, n) for n in names}
+
+
+def test_initialize_models():
+    cfg = small_config(20)
+    assert isinstance(helper.initialize_vanilla_model(cfg), GPT)
+    cfg = small_config(20)
+    model = helper.initialize_perceiver_model(cfg, bottleneck_dim=16)
+    assert cfg.perceiver is True and cfg.bottleneck_dim == 16
+    assert model.perceiver and model.down_block.C.shape[1] == 16
+
+
+def test_pretrain_hyperparameters(corpus):
+    _, ds = corpus
+    model = GPT(small_config(ds.vocab_size))
+    tconf, trainer = helper.pretrain(ds, 64, model, pretrain_lr=6e-3)
+    assert tconf_values(tconf) == dict(max_epochs=650, batch_size=128, learning_rate=6e-3, lr_decay=True,
+                                       warmup_tokens=512 * 20, final_tokens=200 * len(ds) * 64, num_workers=4)
+    assert isinstance(trainer, Trainer) and trainer.train_dataset is ds and trainer.config is tconf
+    assert trainer.test_dataset is None
+
+
+@pytest.mark.parametrize("pretrained", [False, True])
+def test_finetune_hyperparameters(corpus, tmp_path, pretrained):
+    path, ds = corpus
+    model = GPT(small_config(ds.vocab_size))
+    params = None
+    if pretrained:
+        params = tmp_path / "p.params"
+        torch.save(GPT(small_config(ds.vocab_size)).state_dict(), params)
+    tconf, trainer = helper.finetune(params, path / "birth_places_train.tsv", ds, 64, model, finetune_lr=6e-4)
+    assert tconf_values(tconf) == dict(max_epochs=10 if pretrained else 75, batch_size=256, learning_rate=6e-4,
+                                       lr_decay=True, warmup_tokens=512 * 20, final_tokens=200 * len(ds) * 64,
+                                       num_workers=4)
+    assert len(trainer.train_dataset) == 30  # the lines of birth_places_train.tsv
+    assert tconf.betas == (0.9, 0.95) and tconf.grad_norm_clip == 1.0 and tconf.weight_decay == 0.1
+
+
+def test_finetune_really_loads_the_params(corpus, tmp_path):
+    path, ds = corpus
+    torch.manual_seed(1)
+    source = GPT(small_config(ds.vocab_size))
+    torch.save(source.state_dict(), tmp_path / "p.params")
+    torch.manual_seed(2)
+    model = GPT(small_config(ds.vocab_size))
+    assert not torch.equal(model.head.weight, source.head.weight)
+    helper.finetune(tmp_path / "p.params", path / "birth_places_train.tsv", ds, 64, model)
+    for (name, a), b in zip(model.state_dict().items(), source.state_dict().values()):
+        assert torch.equal(a, b), name
+
+
+@pytest.fixture
+def cuda_tagged_save():
+    """torch.save that records every tensor as living on cuda:0, as a GPU-trained file does."""
+    state = {"on": False}
+
+    def tagger(obj):
+        return "cuda:0" if state["on"] and obj.device.type == "cpu" else None
+
+    torch.serialization.register_package(1, tagger, lambda obj, location: None)
+
+    def save(obj, path):
+        state["on"] = True
+        try:
+            torch.save(obj, path)
+        finally:
+            state["on"] = False
+
+    return save
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks loading a GPU file on a CPU-only machine")
+def test_gpu_saved_params_load_on_cpu(tmp_path, cuda_tagged_save):
+    cfg = small_config(20)
+    source = GPT(cfg)
+    cuda_tagged_save(source.state_dict(), tmp_path / "gpu.params")
+    with pytest.raises(RuntimeError, match="CUDA"):
+        torch.load(tmp_path / "gpu.params", weights_only=True)  # the file really says "cuda"
+    model = load_params(GPT(small_config(20)), tmp_path / "gpu.params")
+    assert torch.equal(model.head.weight, source.head.weight)
+
+
+def test_load_params_rejects_the_other_variant_and_size(tmp_path):
+    torch.save(GPT(small_config(20)).state_dict(), tmp_path / "v.params")
+    with pytest.raises(ValueError, match="vanilla parameters but the model is perceiver"):
+        load_params(GPT(small_config(20, perceiver=True)), tmp_path / "v.params")
+    bigger = GPTConfig(20, 64, n_layer=2, n_head=2, n_embd=64)
+    with pytest.raises(ValueError, match="same model-size flags"):
+        load_params(GPT(bigger), tmp_path / "v.params")
+
+
+def test_train_saves_params_and_learns(corpus, tmp_path):
+    path, ds = corpus
+    torch.manual_seed(0)
+    model = GPT(small_config(ds.vocab_size))
+    tconf, trainer = helper.finetune(None, path / "birth_places_train.tsv", ds, 64, model)
+    tconf.max_epochs, tconf.batch_size, tconf.num_workers, tconf.show_progress = 15, 8, 0, False
+    helper.train(model, tmp_path / "out.params", trainer)
+    saved = torch.load(tmp_path / "out.params", weights_only=True)
+    assert all(torch.equal(saved[k], v) for k, v in model.state_dict().items())
+    first = sum(l for _, _, l, _ in trainer.losses[:4]) / 4
+    last = sum(l for _, _, l, _ in trainer.losses[-4:]) / 4
+    assert last < 0.7 * first
+
+
+def test_lr_schedule_warmup_then_cosine_to_ten_percent():
+    cfg = TrainerConfig(warmup_tokens=100, final_tokens=1100)
+    assert lr_multiplier(50, cfg) == pytest.approx(0.5)
+    assert lr_multiplier(100, cfg) == pytest.approx(1.0)
+    assert lr_multiplier(600, cfg) == pytest.approx(0.5)
+    assert lr_multiplier(1100, cfg) == pytest.approx(0.1)
+    assert lr_multiplier(5000, cfg) == pytest.approx(0.1)
+
+
+def test_weight_decay_only_on_linear_weights():
+    from submission.trainer import make_optimizer
+
+    model = GPT(small_config(20, perceiver=True))
+    opt = make_optimizer(model, TrainerConfig(), torch.device("cpu"))
+    decayed = {id(p) for p in opt.param_groups[0]["params"]}
+    names = {n for n, p in model.named_parameters() if id(p) in decayed}
+    assert names and all(n.endswith("weight") and "ln" not in n and "emb" not in n for n in names)
+    assert "down_block.C" not in names and "pos_emb" not in names
+    assert opt.param_groups[0]["weight_decay"] == 0.1 and opt.param_groups[1]["weight_decay"] == 0.0
