@@ -17,7 +17,7 @@ TEST="$DATA/birth_test_inputs.tsv"
 TARGETS="vanilla_finetune_without_pretrain vanilla_eval_dev_without_pretrain vanilla_eval_test_without_pretrain
 vanilla_pretrain vanilla_finetune_with_pretrain vanilla_eval_dev_with_pretrain vanilla_eval_test_with_pretrain
 perceiver_pretrain perceiver_finetune_with_pretrain perceiver_eval_dev_with_pretrain perceiver_eval_test_with_pretrain
-london_baseline collect_submission"
+london_baseline collect_submission demo"
 
 usage() {
   echo "usage: ./run.sh <target> [extra flags passed to src/run.py]"
@@ -103,6 +103,8 @@ case "$TARGET" in
   london_baseline)
     need_data "$TRAIN" "$DEV"
     "$PYTHON" "$ROOT/src/london_baseline.py" --train "$TRAIN" --eval "$DEV" ${EXTRA[@]+"${EXTRA[@]}"} ;;
+  demo)
+    "$PYTHON" "$ROOT/src/demo.py" ${EXTRA[@]+"${EXTRA[@]}"} ;;
   collect_submission)
     "$PYTHON" "$ROOT/src/collect_submission.py" --submission_dir "$OUT" ${EXTRA[@]+"${EXTRA[@]}"} ;;
   *)

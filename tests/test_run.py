@@ -97,3 +97,20 @@ def test_all_targets_in_sequence(world, tmp_path_factory):
     zip_path = tmp_path_factory.mktemp("zip") / "submission.zip"
     r = run_sh("collect_submission", "--out", str(zip_path), env=env)
     assert r.returncode == 0 and zip_path.exists() and "missing" not in r.stdout
+
+
+def test_demo_pipeline_smoke(world, tmp_path_factory):
+    data, _ = world
+    out = tmp_path_factory.mktemp("demo")
+    r = run_sh("demo", "--smoke", "--world", str(data), "--out", str(out))
+    assert r.returncode == 0, r.stderr[-2000:]
+    for stage in ["baseline (always", "vanilla, no pretraining", "vanilla, pretrain + finetune",
+                  "perceiver, pretrain + finetune"]:
+        assert stage in r.stdout
+    rows = (out / "losses.csv").read_text().splitlines()
+    assert rows[0] == "seed,stage,step,epoch,loss,lr"
+    stages = {row.split(",")[1] for row in rows[1:]}
+    assert stages == {"vanilla.nopretrain.finetune", "vanilla.pretrain", "vanilla.finetune", "perceiver.pretrain",
+                      "perceiver.finetune"}
+    r = run_sh("demo", "--world", str(out))
+    assert r.returncode == 2 and "wiki.txt is missing" in r.stderr
