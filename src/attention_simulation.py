@@ -3,7 +3,7 @@
     python attention_simulation.py [--samples N] [--seed S] [--png PATH]
 
 uses YOUR queries from submission/attention_exploration.py (3c(i) and 3d(i)),
-draws keys k_i ~ N(mu_i, alpha I) with alpha tiny, except that k_a gets the
+draws keys k_i ~ N(mu_i, sigma^2 I) with sigma^2 tiny, except that k_a gets the
 extra covariance (1/2) mu_a mu_a^T of 3c(ii), and reports, for the single head
 and for the two heads, how much weight c puts on v_a and v_b across samples
 (mean, std, min, max and a text histogram). With --png it also plots the
@@ -133,7 +133,7 @@ def simulate(module, n_samples=2000, seed=0, n_keys=4, dim=8, scale=10.0, a=0, b
 def report(result):
     """The printed summary of ``simulate``'s result."""
     titles = {
-        "single": "3c(ii) single head, k_a ~ N(mu_a, alpha I + 1/2 mu_a mu_a^T)",
+        "single": "3c(ii) single head, k_a ~ N(mu_a, sigma^2 I + 1/2 mu_a mu_a^T)",
         "two": "3d(ii) two heads, c = (c_1 + c_2) / 2, same keys",
     }
     lines = []

@@ -81,7 +81,7 @@ def average_query(keys, a, b, scale):
 def gaussian_average_query(means, a, b, scale):
     """3c(i). One head, random keys: c ~= (v_a + v_b) / 2.
 
-    The keys are random, k_i ~ N(mu_i, alpha I) with alpha vanishingly small;
+    The keys are random, k_i ~ N(mu_i, sigma^2 I) with sigma^2 vanishingly small;
     you only know their means.
 
     Args:
@@ -93,7 +93,7 @@ def gaussian_average_query(means, a, b, scale):
         q: (d,) tensor, built from the means, that meets the 3b requirement
         for the mean keys:  mu_a^T q = mu_b^T q  and
         mu_a^T q - mu_i^T q >= scale  for every i not in {a, b}.
-        The check also draws keys with a tiny alpha and expects the same
+        The check also draws keys with a tiny sigma^2 and expects the same
         weights up to the (tiny) noise.
     """
     q = None
@@ -107,7 +107,7 @@ def two_head_queries(means, a, b, scale):
     """3d(i). Two heads whose average output is c ~= (v_a + v_b) / 2.
 
     Head h uses query q_h and outputs c_h; the layer outputs
-    c = (c_1 + c_2) / 2. Keys are as in 3c(i): k_i ~ N(mu_i, alpha I), alpha
+    c = (c_1 + c_2) / 2. Keys are as in 3c(i): k_i ~ N(mu_i, sigma^2 I), sigma^2
     vanishingly small.
 
     The two heads must really differ: q_1 = q_2 is forbidden, and so is any
