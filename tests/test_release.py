@@ -83,6 +83,7 @@ def test_starter_imports_and_says_what_is_missing(starter, world):
     ("def f():\n    ### END CODE HERE ###\n", "x.py:2: END marker without a START"),
     ("def f():\n    ### START CODE HERE ###\n    ### START CODE HERE ###\n", "x.py:3: START marker inside"),
     ("def f():\n    ## START CODE HERE\n", "x.py:2: malformed marker"),
+    ("def f():\n    #### END CODE HERE\n", "x.py:2: malformed marker"),
 ])
 def test_unpaired_markers_stop_the_release(text, message):
     with pytest.raises(release.ReleaseError, match=message):

@@ -57,7 +57,7 @@ def regions(text, name):
     start = None
     for i, line in enumerate(text.splitlines(), 1):
         s = line.strip()
-        if "START CODE HERE" in s or "END CODE HERE" in s:
+        if s.startswith("#") and ("START CODE HERE" in s or "END CODE HERE" in s):
             if s == START:
                 if start is not None:
                     raise ReleaseError(f"{name}:{i}: START marker inside the region opened at line {start}")
