@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,7 +116,8 @@ def build_student(out_dir, root=ROOT):
         raise ReleaseError(f"{out_dir} is not empty; choose a new folder")
     patterns = exclude_patterns(root / "tools" / "release_exclude.txt")
     files = [f for f in tracked_files(root) if not is_excluded(f, patterns)]
-    staging = Path(tempfile.mkdtemp(prefix="starter-", dir=out_dir.parent if out_dir.parent.exists() else None))
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".starter-", dir=out_dir.parent))  # same disk: rename is atomic
     try:
         for rel in files:
             src, dst = root / rel, staging / rel
@@ -135,16 +137,67 @@ def build_student(out_dir, root=ROOT):
     return sorted(files)
 
 
+SETUP_SH = """#!/usr/bin/env bash
+# Gradescope runs this once when it builds the autograder image.
+set -euo pipefail
+apt-get update -qq && apt-get install -y -qq python3 python3-pip > /dev/null || true
+python3 -m pip install --quiet -r /autograder/source/requirements.txt
+"""
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope runs this for every submission; results go to /autograder/results/results.json.
+exec python3 "$(dirname "$0")/autograder_run.py"
+"""
+
+
+def build_autograder(out_zip, root=ROOT):
+    """Write the Gradescope bundle: setup.sh, run_autograder, autograder_run.py, requirements.txt,
+    starter/ (the student release), solution/ (the reference package), answers/birth_test.tsv."""
+    out_zip = Path(out_zip)
+    answers = root / "src" / "data" / "birth_test.tsv"
+    if not answers.is_file():
+        raise ReleaseError(f"{answers} (the held-out answers) is missing; the bundle needs it")
+    with tempfile.TemporaryDirectory() as tmp:
+        bundle = Path(tmp) / "bundle"
+        build_student(bundle / "starter", root)
+        solution = bundle / "solution"
+        solution.mkdir()
+        for path in sorted((root / "src" / "submission").glob("*.py")):
+            shutil.copy2(path, solution / path.name)
+        (bundle / "answers").mkdir()
+        shutil.copy2(answers, bundle / "answers" / "birth_test.tsv")
+        shutil.copy2(root / "requirements.txt", bundle / "requirements.txt")
+        shutil.copy2(root / "tools" / "autograder_run.py", bundle / "autograder_run.py")
+        (bundle / "setup.sh").write_text(SETUP_SH)
+        (bundle / "run_autograder").write_text(RUN_AUTOGRADER)
+        tmp_zip = Path(tmp) / "autograder.zip"
+        with zipfile.ZipFile(tmp_zip, "w", zipfile.ZIP_DEFLATED) as zf:
+            for path in sorted(bundle.rglob("*")):
+                if path.is_file():
+                    info = zipfile.ZipInfo.from_file(path, path.relative_to(bundle).as_posix())
+                    if path.name in ("setup.sh", "run_autograder", "run.sh"):
+                        info.external_attr = 0o100755 << 16  # executable, as Gradescope expects
+                    zf.writestr(info, path.read_bytes(), zipfile.ZIP_DEFLATED)
+        out_zip.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(tmp_zip), out_zip)
+    return out_zip
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("student", help="write the student starter into OUT_DIR")
     s.add_argument("out_dir")
+    a = sub.add_parser("autograder", help="write the Gradescope autograder bundle OUT.zip")
+    a.add_argument("out_zip")
     args = p.parse_args(argv)
     try:
         if args.command == "student":
             files = build_student(args.out_dir)
             print(f"wrote the student starter ({len(files)} files) to {args.out_dir}")
+        else:
+            build_autograder(args.out_zip)
+            print(f"wrote the Gradescope autograder bundle to {args.out_zip}")
     except ReleaseError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -1,0 +1,61 @@
+"""Gradescope entry point (copied into the autograder bundle; `run_autograder` calls it).
+
+Layout (Gradescope's, or $AUTOGRADER_ROOT for a local rehearsal):
+  source/      this bundle: starter/ (a clean student starter), solution/ (the reference package),
+               answers/birth_test.tsv (held-out answers), requirements.txt
+  submission/  what the student uploaded (the zip from ./run.sh collect_submission, unpacked)
+  results/     results.json is written here
+Only the deliverables (the starter's src/submission/*.py names and the six prediction files) are taken
+from the submission and laid over a fresh copy of the starter, so a student cannot replace the grader.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+def find_submitted(submission, name):
+    """The submitted file called `name`, preferring the shallowest (zips may add a folder level)."""
+    matches = sorted((p for p in submission.rglob(name) if p.is_file()), key=lambda p: len(p.parts))
+    return matches[0] if matches else None
+
+
+def write_failure(results, message):
+    results.mkdir(parents=True, exist_ok=True)
+    (results / "results.json").write_text(json.dumps({"score": 0, "output": message, "tests": []}, indent=2))
+
+
+def main():
+    root = Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
+    source, submission, results = root / "source", root / "submission", root / "results"
+    work = Path(tempfile.mkdtemp(prefix="grading-"))
+    shutil.copytree(source / "starter", work, dirs_exist_ok=True)
+    package = work / "src" / "submission"
+    sys.path.insert(0, str(work / "src"))
+    from collect_submission import PREDICTION_FILES  # the one list of deliverables
+
+    allowed = sorted(p.name for p in package.glob("*.py")) + PREDICTION_FILES
+    taken = []
+    for name in allowed:
+        found = find_submitted(submission, name)
+        if found is not None:
+            shutil.copy2(found, package / name)
+            taken.append(name)
+    shutil.copy2(source / "answers" / "birth_test.tsv", work / "src" / "data" / "birth_test.tsv")
+    print(f"submitted deliverables used: {', '.join(taken) or 'none'}")
+    results.mkdir(parents=True, exist_ok=True)
+    out = results / "results.json"
+    cmd = [sys.executable, str(work / "src" / "grader.py"), "--json", str(out),
+           "--solution-dir", str(source / "solution")]
+    proc = subprocess.run(cmd, cwd=work / "src")
+    if proc.returncode != 0 or not out.is_file():
+        write_failure(results, f"The grader stopped unexpectedly (exit status {proc.returncode}); "
+                               "please tell the course staff.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
