@@ -257,6 +257,7 @@ def test_demo_world(tmp_path):
     first = {f: (tmp_path / f).read_bytes() for f in generate.FILES}
     assert generate.main(["--style", "demo", "--out", str(tmp_path)]) == 0
     assert first == {f: (tmp_path / f).read_bytes() for f in generate.FILES}
+    assert first == {f: (DATA / "demo" / f).read_bytes() for f in generate.FILES}  # the committed demo world
     d = measure.load(tmp_path)
     assert (len(d["wiki"]), len(d["train"]), len(d["dev"]), len(d["test"])) == (300, 225, 60, 15)
     lengths = [len(l) for l in d["wiki"]]
@@ -305,3 +306,17 @@ def test_weighted_draws_follow_weights():
     counts = Counter(w.pick(rng) for _ in range(20000))
     assert abs(counts["c"] / 20000 - 0.7) < 0.02
     assert abs(counts["a"] / 20000 - 0.1) < 0.02
+
+
+@pytest.mark.parametrize("folder", [DATA, DATA / "demo"])
+def test_questions_use_only_corpus_characters(folder):
+    # The vocabulary is built from wiki.txt: a question character missing there makes finetuning fail.
+    vocab = set((folder / "wiki.txt").read_text(encoding="utf-8"))
+    for name in ("birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv"):
+        text = (folder / name).read_text(encoding="utf-8").encode("ascii", "ignore").decode()
+        assert set(text) - {"\t"} <= vocab, name
+
+
+def test_world_without_question_characters_is_refused():
+    with pytest.raises(SystemExit, match="lacks the question characters"):
+        generate.generate(people=3, style="course", splits=(1, 1, 1))

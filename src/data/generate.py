@@ -13,7 +13,7 @@ writes data of the same shape from our own word lists (world_lists.py):
 Usage:
     python src/data/generate.py                      # course-sized world into src/data/
     python src/data/generate.py --people 600 --out /tmp/w
-    python src/data/generate.py --style demo --people 300 --out demo_out/data
+    python src/data/generate.py --style demo          # writes src/data/demo/
 
 Determinism: the output depends only on (style, people, seed, splits) and on
 the committed word lists. Randomness comes from random.Random(seed).random()
@@ -411,6 +411,7 @@ MENTION_TEMPLATES = [
     ("Born in {bp}, {ref} played for {club} and {club2}", "any", "sport"),
     ("{name} {is} {a_nat_job} who was born in {bp} to {nat2} parents", "any", ""),
     ("{name} ({bdate} in {bp} - {dyear}) was {a_nat_job}", "dead", ""),
+    ("{name} {is} {a_nat_job} born in {bp}, remembered for the essay \"Why {wp}?\"", "any", "letters"),
 ]
 
 # Templates that do not name the birthplace (~10 % of lines).
@@ -678,6 +679,7 @@ DEMO_MENTION = [
     "{n}. {s}, born in {b}, was {a_job} in {d} .",
     "{n}. {n} was {a_job} from {b} .",
     "{n}. {s} was born in {b} and lived in {d} .",
+    "{n}. Where was {s} born? In {b} .",
 ]
 DEMO_OTHER = [
     "{n}. {n} was {a_job} who died in {d} .",
@@ -758,8 +760,13 @@ def generate(people: int | None = None, seed: int = DEFAULT_SEED, style: str = "
     def tsv(ps):
         return "".join(f"{q(p)}\t{p.birthplace}\n" for p in ps)
 
+    wiki = "".join(p.line + "\n" for p in persons)
+    # The vocabulary is built from wiki.txt, so every character of a question must occur there.
+    missing = sorted(set("".join(q(p) for p in persons).encode("ascii", "ignore").decode()) - set(wiki))
+    if missing:
+        raise SystemExit(f"wiki.txt of this world lacks the question characters {missing}; use more people")
     return {
-        "wiki.txt": "".join(p.line + "\n" for p in persons),
+        "wiki.txt": wiki,
         "birth_places_train.tsv": tsv(parts[0]),
         "birth_dev.tsv": tsv(parts[1]),
         "birth_test_inputs.tsv": "".join(q(p) + "\n" for p in parts[2]),
@@ -799,14 +806,14 @@ def main(argv=None) -> int:
     ap.add_argument("--splits", default=None, metavar="TRAIN,DEV,TEST",
                     help="explicit split sizes (default: the course's, or proportional)")
     ap.add_argument("--out", type=Path, default=None,
-                    help="output folder (course: src/data/, demo: demo_out/data/)")
+                    help="output folder (course: src/data/, demo: src/data/demo/)")
     args = ap.parse_args(argv)
     splits = None
     if args.splits:
         splits = tuple(int(x) for x in args.splits.split(","))
         if len(splits) != 3:
             ap.error("--splits needs three numbers")
-    out = args.out or (HERE if args.style == "course" else REPO_ROOT / "demo_out" / "data")
+    out = args.out or (HERE if args.style == "course" else HERE / "demo")
     files = generate(args.people, args.seed, args.style, splits)
     write_world(files, out)
     counts = {k: v.count("\n") for k, v in files.items()}
