@@ -406,6 +406,43 @@ def test_planted_bug_loses_points(tmp_path, data, solution, bug):
     assert r.json["score"] == sum(POINTS[t] for t in r.passed())
 
 
+# -- fairness: other implementations that follow the handout pass ------------------------------------------
+
+OTHER_CORRUPTIONS = {
+    "string-based, Gaussian masked length": """
+        doc = self.data[idx][: random.randint(4, int(self.block_size * 7 / 8))]
+        n = len(doc)
+        masked_len = max(0, min(n, round(random.gauss(n / 4, n / 8))))
+        start = random.randint(0, n - masked_len)
+        s = doc[:start] + self.MASK_CHAR + doc[start + masked_len:] + self.MASK_CHAR + doc[start:start + masked_len]
+        s = s + self.PAD_CHAR * (self.block_size - len(s))
+        x = torch.tensor([self.stoi[c] for c in s[:-1]], dtype=torch.long)
+        y = torch.tensor([self.stoi[c] for c in s[1:]], dtype=torch.long)
+""",
+    "list-based, masked length n/8..3n/8": """
+        ids = self.encoded[idx].tolist()
+        n = min(len(ids), random.randint(4, int(self.block_size * 7 / 8)))
+        masked_len = random.randint(n // 8, 3 * n // 8)
+        start = random.randint(0, n - masked_len)
+        s = ids[:start] + [self.mask_id] + ids[start + masked_len:n] + [self.mask_id] + ids[start:start + masked_len]
+        s += [self.pad_id] * (self.block_size - len(s))
+        x, y = torch.tensor(s[:-1]), torch.tensor(s[1:])
+""",
+}
+
+
+@pytest.mark.parametrize("variant", sorted(OTHER_CORRUPTIONS))
+def test_other_correct_corruptions_pass(tmp_path, data, variant):
+    src = copy_src(tmp_path)
+    path = src / "submission" / "dataset.py"
+    text, n = REGION.subn(lambda m: f"{m[1]}### START CODE HERE ###{OTHER_CORRUPTIONS[variant]}{m[1]}### END CODE HERE ###",
+                          path.read_text(encoding="utf-8"))
+    assert n == 1
+    path.write_text(text, encoding="utf-8")
+    r = run_grader(src, "1e", data=data)
+    assert r.failed() == [], r.stdout
+
+
 # -- crash-proofing ----------------------------------------------------------------------------------------
 
 
