@@ -1,0 +1,572 @@
+"""The autograder (src/grader.py): fair to the reference solution, strict with planted bugs, never dies.
+
+Every run grades a copy of src/ in a temporary folder (so submissions can be emptied or broken there) on a
+tiny self-made data world; the reference solution is a copy of src/submission importable as `solution`.
+"""
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import COURSE_DATA, ROOT, SRC, make_world
+
+import grader  # noqa: E402  (src/ is on sys.path via conftest)
+
+PENDING = grader.PENDING_MESSAGE
+POINTS = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["tests"]
+PREDICTION_TESTS = {"1d-0-hidden": "vanilla.nopretrain.dev.predictions",
+                    "1d-1-hidden": "vanilla.nopretrain.test.predictions",
+                    "1f-0-hidden": "vanilla.pretrain.dev.predictions",
+                    "1f-1-hidden": "vanilla.pretrain.test.predictions",
+                    "1g-2-hidden": "perceiver.pretrain.dev.predictions",
+                    "1g-3-hidden": "perceiver.pretrain.test.predictions"}
+SOLUTION_TESTS = ["1c-0-hidden", "1g-0-hidden", "1g-1-hidden"]
+
+
+# -- helpers ---------------------------------------------------------------------------------------------
+
+
+def copy_src(dest, mutations=None):
+    """Copy grader.py, points.json and the submission package into dest/src; apply mutations
+    {file in submission/: [(old, new), ...]} (each `old` must occur, so a mutation never silently misses)."""
+    src = Path(dest) / "src"
+    src.mkdir(parents=True)
+    shutil.copy(SRC / "grader.py", src / "grader.py")
+    shutil.copy(SRC / "points.json", src / "points.json")
+    shutil.copytree(SRC / "submission", src / "submission",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.params", "*.predictions", "*.tmp*"))
+    for name, edits in (mutations or {}).items():
+        path = src / "submission" / name
+        text = path.read_text(encoding="utf-8")
+        for old, new in edits:
+            assert old in text, f"mutation target not found in {name}: {old!r}"
+            text = text.replace(old, new)
+        path.write_text(text, encoding="utf-8")
+    return src
+
+
+def make_solution(dest):
+    """A reference `solution` package: the instructor's src/submission, copied."""
+    pkg = Path(dest) / "solution"
+    shutil.copytree(SRC / "submission", pkg, ignore=shutil.ignore_patterns("__pycache__", "*.params", "*.predictions"))
+    return pkg
+
+
+def make_data(dest, answers=True):
+    """The tiny world of conftest plus, optionally, the held-out answers birth_test.tsv."""
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    people = make_world(dest)
+    if answers:
+        cut = 3 * len(people) // 4
+        with open(dest / "birth_test.tsv", "w", encoding="utf-8") as w:
+            for n, p in people[cut:]:
+                w.write(f"Where was {n} born?\t{p}\n")
+    return dest
+
+
+def gold(data, split):
+    name = "birth_dev.tsv" if split == "dev" else "birth_test.tsv"
+    return [line.split("\t")[1] for line in (Path(data) / name).read_text(encoding="utf-8").splitlines()]
+
+
+def write_predictions(folder, data, kind):
+    """Synthetic prediction files built from the answers: all correct, all wrong, or one line short."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for fname in PREDICTION_TESTS.values():
+        answers = gold(data, "dev" if ".dev." in fname else "test")
+        if kind == "correct":
+            lines = answers
+        elif kind == "wrong":
+            lines = ["Atlantis"] * len(answers)
+        elif kind == "short":
+            lines = answers[:-1]
+        else:
+            raise ValueError(kind)
+        (folder / fname).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return folder
+
+
+class Run:
+    def __init__(self, proc, results, seconds):
+        self.proc, self.json, self.seconds = proc, results, seconds
+        self.stdout = proc.stdout
+        self.tests = {t["number"]: t for t in results["tests"]} if results else {}
+
+    def status(self, tid):
+        t = self.tests[tid]
+        return t.get("status", "pending")
+
+    def failed(self):
+        return sorted(tid for tid in self.tests if self.status(tid) == "failed")
+
+    def passed(self):
+        return sorted(tid for tid in self.tests if self.status(tid) == "passed")
+
+
+def run_grader(src, *selection, data=None, solution=None, predictions=None, extra=(), cwd=None, timeout=300):
+    out = Path(src).parent / f"results-{len(list(Path(src).parent.glob('results-*.json')))}.json"
+    args = [sys.executable, str(Path(src) / "grader.py"), *selection, "--json", str(out), *extra]
+    if data is not None:
+        args += ["--data-dir", str(data)]
+    if solution is not None:
+        args += ["--solution-dir", str(solution)]
+    if predictions is not None:
+        args += ["--predictions-dir", str(predictions)]
+    import time
+
+    started = time.monotonic()
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=cwd or str(src))
+    seconds = time.monotonic() - started
+    results = json.loads(out.read_text(encoding="utf-8")) if out.exists() else None
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert results is not None, proc.stdout[-3000:]
+    assert "Total basic" in proc.stdout or "Total hidden" in proc.stdout or "Extra credit" in proc.stdout
+    return Run(proc, results, seconds)
+
+
+def validate_results_json(results):
+    """The fields of Gradescope's results.json that the grader promises."""
+    assert isinstance(results["score"], (int, float))
+    assert isinstance(results["execution_time"], (int, float))
+    assert isinstance(results["output"], str)
+    assert isinstance(results["tests"], list) and results["tests"]
+    for t in results["tests"]:
+        assert set(t) >= {"name", "number", "score", "max_score", "output", "visibility"}
+        assert isinstance(t["name"], str) and isinstance(t["number"], str) and isinstance(t["output"], str)
+        assert isinstance(t["score"], (int, float)) and isinstance(t["max_score"], (int, float))
+        assert 0 <= t["score"] <= t["max_score"] or "extra credit" in t.get("tags", [])
+        assert t["visibility"] == ("after_published" if t["number"].endswith("-hidden") else "visible")
+    assert results["score"] == sum(t["score"] for t in results["tests"])
+
+
+# -- fixtures ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    return make_data(tmp_path_factory.mktemp("data"))
+
+
+@pytest.fixture(scope="module")
+def public_data(tmp_path_factory):
+    return make_data(tmp_path_factory.mktemp("public"), answers=False)
+
+
+@pytest.fixture(scope="module")
+def solution(tmp_path_factory):
+    return make_solution(tmp_path_factory.mktemp("reference"))
+
+
+@pytest.fixture(scope="module")
+def reference_src(tmp_path_factory):
+    return copy_src(tmp_path_factory.mktemp("ref-src"))
+
+
+# -- the table ---------------------------------------------------------------------------------------------
+
+
+def test_points_table_matches_the_registered_tests():
+    assert set(POINTS) == set(grader.REGISTRY)
+    for tid, pts in POINTS.items():
+        assert re.fullmatch(r"[1-9][a-z]-\d+-(basic|hidden)", tid)
+        assert isinstance(pts, int) and pts >= 0
+        assert (pts == 0) == grader.REGISTRY[tid].info
+    table = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["thresholds"]
+    assert table["default"] in table["rows"]
+    for row in table["rows"].values():
+        assert set(PREDICTION_TESTS.values()) <= set(row)
+    course = table["rows"]["course"]
+    assert course["vanilla.pretrain.dev.predictions"] == {"min_accuracy": 0.10}
+    assert course["vanilla.pretrain.test.predictions"] == {"min_accuracy": 0.09}
+    assert course["perceiver.pretrain.dev.predictions"] == {"min_accuracy": 0.06}
+    assert course["perceiver.pretrain.test.predictions"] == {"min_accuracy": 0.05}
+    assert course["vanilla.nopretrain.dev.predictions"] == {"min_correct": 1}
+
+
+def test_threshold_row_is_chosen_by_the_data(tmp_path, data):
+    table = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["thresholds"]
+    name, row, recognised = grader.select_thresholds(table, data)
+    assert (name, recognised) == ("course", False) and row is table["rows"]["course"]
+    digest = hashlib.sha256((data / "birth_dev.tsv").read_bytes()).hexdigest()
+    table["rows"]["builtin"]["birth_dev_sha256"] = [digest]
+    assert grader.select_thresholds(table, data)[:3:2] == ("builtin", True)
+    crlf = tmp_path / "crlf"
+    crlf.mkdir()
+    (crlf / "birth_dev.tsv").write_bytes((data / "birth_dev.tsv").read_bytes().replace(b"\n", b"\r\n"))
+    assert grader.select_thresholds(table, crlf)[0] == "builtin"  # line endings do not matter
+    assert grader.select_thresholds(table, tmp_path / "nowhere")[:3:2] == ("course", False)
+
+
+@pytest.mark.skipif(not (COURSE_DATA / "birth_dev.tsv").is_file(), reason="official course data not present")
+def test_course_data_is_recognised():
+    table = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["thresholds"]
+    assert grader.select_thresholds(table, COURSE_DATA)[:3:2] == ("course", True)
+
+
+# -- the reference solution ------------------------------------------------------------------------------
+
+
+def test_reference_solution_earns_every_basic_point_and_hidden_tests_are_pending(reference_src, public_data):
+    r = run_grader(reference_src, data=public_data)
+    validate_results_json(r.json)
+    basic = [tid for tid in POINTS if tid.endswith("-basic")]
+    assert r.failed() == []
+    assert all(r.status(tid) == "passed" for tid in basic if POINTS[tid]), r.stdout
+    total_basic = sum(POINTS[t] for t in basic)
+    assert f"Total basic: {total_basic}/{total_basic} points" in r.stdout
+    hidden = [tid for tid in POINTS if tid.endswith("-hidden")]
+    for tid in hidden:
+        t = r.tests[tid]
+        assert r.status(tid) == "pending" and t["score"] == 0 and "status" not in t
+        assert t["output"].startswith(PENDING)
+        assert "%" not in t["output"] and "correct" not in t["output"]  # no expected value, no threshold
+    assert f"{len(hidden)} tests worth {sum(POINTS[t] for t in hidden)} points pending" in r.stdout
+    assert "% on dev" in r.tests["1d-0-basic"]["output"]  # the baseline number is reported
+    assert r.json["execution_time"] < 60, f"the grader took {r.json['execution_time']} s on the solution"
+
+
+def test_hidden_tests_are_graded_with_solution_and_answers(tmp_path, reference_src, data, solution):
+    predictions = write_predictions(tmp_path / "pred", data, "correct")
+    r = run_grader(reference_src, *PREDICTION_TESTS, *SOLUTION_TESTS, data=data, solution=solution,
+                   predictions=predictions)
+    validate_results_json(r.json)
+    assert r.passed() == sorted([*PREDICTION_TESTS, *SOLUTION_TESTS]), r.stdout
+    assert f"Total hidden: {sum(POINTS[t] for t in r.tests)}/" in r.stdout
+    assert "10/10 correct" in r.tests["1f-0-hidden"]["output"]
+
+
+def test_solution_found_as_an_importable_package(tmp_path, reference_src, solution, data):
+    """Without --solution-dir the grader looks for an importable `solution` package (the grading bundle's)."""
+    shutil.copytree(solution, reference_src / "solution")
+    try:
+        r = run_grader(reference_src, *SOLUTION_TESTS, data=data)
+    finally:
+        shutil.rmtree(reference_src / "solution")
+    assert r.passed() == sorted(SOLUTION_TESTS)
+
+
+@pytest.mark.parametrize("kind", ["wrong", "short"])
+def test_prediction_files_that_fail(tmp_path, reference_src, data, kind):
+    predictions = write_predictions(tmp_path / "pred", data, kind)
+    r = run_grader(reference_src, *PREDICTION_TESTS, data=data, predictions=predictions)
+    assert r.failed() == sorted(PREDICTION_TESTS)
+    for tid, fname in PREDICTION_TESTS.items():
+        out = r.tests[tid]["output"]
+        assert fname in out
+        if kind == "wrong":
+            assert "0/10 correct" in out and "needs at least" in out
+        else:
+            assert "has 9 lines but there are 10 questions" in out
+
+
+def test_missing_prediction_files_name_the_target(tmp_path, reference_src, data):
+    r = run_grader(reference_src, "1d-0-hidden", "1g-3-hidden", data=data, predictions=tmp_path)
+    assert "./run.sh vanilla_eval_dev_without_pretrain" in r.tests["1d-0-hidden"]["output"]
+    assert "./run.sh perceiver_eval_test_with_pretrain" in r.tests["1g-3-hidden"]["output"]
+
+
+def test_thresholds_come_from_the_row_of_the_data(tmp_path, data):
+    """A calibrated row for the tiny world: 5 of 10 right passes 40 %, fails 60 %."""
+    src = copy_src(tmp_path)
+    table = json.loads((src / "points.json").read_text(encoding="utf-8"))
+    row = table["thresholds"]["rows"]["builtin"]
+    row["birth_dev_sha256"] = [grader.normalized_sha256(data / "birth_dev.tsv")]
+    row["vanilla.pretrain.dev.predictions"] = {"min_accuracy": 0.4}
+    row["vanilla.pretrain.test.predictions"] = {"min_accuracy": 0.6}
+    (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
+    pred = tmp_path / "pred"
+    pred.mkdir()
+    for split in ("dev", "test"):
+        answers = gold(data, split)
+        half = answers[:5] + ["Atlantis"] * (len(answers) - 5)
+        (pred / f"vanilla.pretrain.{split}.predictions").write_text("\n".join(half) + "\n", encoding="utf-8")
+    r = run_grader(src, "1f-0-hidden", "1f-1-hidden", data=data, predictions=pred)
+    assert r.status("1f-0-hidden") == "passed" and r.status("1f-1-hidden") == "failed"
+    assert "'builtin'" in r.tests["1f-1-hidden"]["output"] and "60%" in r.tests["1f-1-hidden"]["output"]
+    assert "accuracy thresholds: 'builtin' (recognised by its birth_dev.tsv, uncalibrated)" in r.stdout
+
+
+# -- an empty submission -----------------------------------------------------------------------------------
+
+REGION = re.compile(r"^([ \t]*)### START CODE HERE ###\n.*?^[ \t]*### END CODE HERE ###", re.M | re.S)
+
+
+def empty_student_parts(src):
+    """Empty every START/END region of the copied submission, keeping the markers and a `pass`."""
+    emptied = 0
+    for path in (src / "submission").glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        new, n = REGION.subn(lambda m: f"{m[1]}### START CODE HERE ###\n{m[1]}pass\n{m[1]}### END CODE HERE ###", text)
+        path.write_text(new, encoding="utf-8")
+        emptied += n
+    return emptied
+
+
+# each test's failure message must name the missing piece
+MISSING_PIECE = {
+    "1c-0-basic": "initialize_vanilla_model", "1c-1-basic": "finetune", "1c-2-basic": "train",
+    "1c-0-hidden": "initialize_vanilla_model",
+    "1e-0-basic": "__getitem__", "1e-1-basic": "__getitem__", "1e-2-basic": "__getitem__",
+    "1e-3-basic": "__getitem__", "1e-4-basic": "__getitem__", "1e-5-basic": "__getitem__",
+    "1e-6-basic": "__getitem__",
+    "1f-0-basic": "pretrain", "1f-1-basic": "finetune",
+    "1g-0-basic": "DownProjectBlock", "1g-1-basic": "UpProjectBlock", "1g-2-basic": "DownProjectBlock",
+    "1g-3-basic": "initialize_perceiver_model", "1g-4-basic": "DownProjectBlock",
+    "1g-0-hidden": "DownProjectBlock", "1g-1-hidden": "UpProjectBlock",
+    **PREDICTION_TESTS,
+}
+
+
+def test_empty_submission_runs_to_the_summary_and_earns_nothing(tmp_path, data, solution):
+    src = copy_src(tmp_path)
+    assert empty_student_parts(src) >= 8
+    r = run_grader(src, data=data, solution=solution, predictions=tmp_path / "no-predictions")
+    validate_results_json(r.json)
+    assert r.json["score"] == 0
+    assert sorted(MISSING_PIECE) == sorted(t for t in POINTS if POINTS[t])
+    for tid, piece in MISSING_PIECE.items():
+        assert r.status(tid) == "failed", (tid, r.tests[tid]["output"])
+        assert piece in r.tests[tid]["output"], (tid, r.tests[tid]["output"])
+    assert "Traceback" not in r.stdout
+
+
+# -- planted bugs ------------------------------------------------------------------------------------------
+
+BUGS = {
+    "mask char swapped with pad": (
+        {"dataset.py": [("mask = torch.tensor([self.mask_id])", "mask = torch.tensor([self.pad_id])")]},
+        ["1e"], ["1e-2-basic", "1e-3-basic", "1e-5-basic"]),
+    "masked span never varies": (
+        {"dataset.py": [("masked_len = random.randint(1, max(1, n // 2))", "masked_len = max(1, n // 4)")]},
+        ["1e"], ["1e-5-basic"]),
+    "masked span always at the start": (
+        {"dataset.py": [("start = random.randint(0, n - masked_len)", "start = 0")]},
+        ["1e"], ["1e-2-basic"]),
+    "masked span half of the line": (
+        {"dataset.py": [("masked_len = random.randint(1, max(1, n // 2))", "masked_len = random.randint(1, n)")]},
+        ["1e"], ["1e-5-basic"]),
+    "y not shifted": (
+        {"dataset.py": [("x, y = s[:-1], s[1:]", "x, y = s[:-1], s[:-1]")]},
+        ["1e"], ["1e-4-basic"]),
+    "truncation hard-coded for block size 128": (
+        {"dataset.py": [("random.randint(4, int(self.block_size * 7 / 8))", "random.randint(4, 112)")]},
+        ["1e"], ["1e-1-basic", "1e-3-basic"]),
+    "numpy instead of random": (
+        {"dataset.py": [("doc = line[: random.randint(4, int(self.block_size * 7 / 8))]",
+                         "import numpy as np\n        doc = line[: int(np.random.randint(4, int(self.block_size * 7 / 8) + 1))]")]},
+        ["1e"], ["1e-6-basic"]),
+    "DownProject ignores C": (
+        {"model.py": [("x = self.C + self.attn(self.ln1(x_input), self.C)",
+                       "x = self.attn(self.ln1(x_input), torch.zeros_like(self.C))")]},
+        ["1g-0-basic", "1g-0-hidden"], ["1g-0-basic", "1g-0-hidden"]),
+    "DownProject without the residual": (
+        {"model.py": [("x = self.C + self.attn(self.ln1(x_input), self.C)", "x = self.attn(self.ln1(x_input), self.C)")]},
+        ["1g-0-basic", "1g-0-hidden"], ["1g-0-hidden"]),
+    "UpProject queries with y instead of x": (
+        {"model.py": [("x = x_input + self.attn(self.ln1(y), x_input)", "x = x_input + self.attn(self.ln1(y), y)")]},
+        ["1g-1-basic", "1g-3-basic", "1g-1-hidden"], ["1g-1-basic", "1g-3-basic", "1g-1-hidden"]),
+    "UpProject without layer norm": (
+        {"model.py": [("x = x_input + self.attn(self.ln1(y), x_input)", "x = x_input + self.attn(y, x_input)")]},
+        ["1g-1-basic", "1g-1-hidden"], ["1g-1-hidden"]),
+    "basis C from randn": (
+        {"model.py": [("nn.init.xavier_uniform_(self.C)", "nn.init.normal_(self.C)")]},
+        ["1g-2-basic"], ["1g-2-basic"]),
+    "wrong finetune epochs": (
+        {"helper.py": [("max_epochs = 10", "max_epochs = 75")]},
+        ["1c-1-basic", "1f-1-basic", "1g-4-basic"], ["1f-1-basic", "1g-4-basic"]),
+    "finetune ignores the pretrained params": (
+        {"helper.py": [("        load_params(model, reading_params_path)\n", "")]},
+        ["1c-1-basic", "1f-1-basic"], ["1f-1-basic"]),
+    "pretrain learning rate hard-coded": (
+        {"helper.py": [("learning_rate=pretrain_lr", "learning_rate=6e-3")]},
+        ["1f-0-basic"], ["1f-0-basic"]),
+    "train saves without training": (
+        {"helper.py": [("    trainer_obj.train()\n", "")]},
+        ["1c-2-basic"], ["1c-2-basic"]),
+    "perceiver built without the bottleneck setting": (
+        {"helper.py": [("    mconf.bottleneck_dim = bottleneck_dim\n", "    mconf.bottleneck_dim = 32\n")]},
+        ["1g-3-basic"], ["1g-3-basic"]),
+}
+
+
+@pytest.mark.parametrize("bug", sorted(BUGS))
+def test_planted_bug_loses_points(tmp_path, data, solution, bug):
+    mutations, selection, must_fail = BUGS[bug]
+    src = copy_src(tmp_path, mutations)
+    r = run_grader(src, *selection, data=data, solution=solution)
+    assert r.failed() == sorted(must_fail), r.stdout
+    assert r.json["score"] == sum(POINTS[t] for t in r.passed())
+
+
+# -- fairness: other implementations that follow the handout pass ------------------------------------------
+
+OTHER_CORRUPTIONS = {
+    "string-based, Gaussian masked length": """
+        doc = self.data[idx][: random.randint(4, int(self.block_size * 7 / 8))]
+        n = len(doc)
+        masked_len = max(0, min(n, round(random.gauss(n / 4, n / 8))))
+        start = random.randint(0, n - masked_len)
+        s = doc[:start] + self.MASK_CHAR + doc[start + masked_len:] + self.MASK_CHAR + doc[start:start + masked_len]
+        s = s + self.PAD_CHAR * (self.block_size - len(s))
+        x = torch.tensor([self.stoi[c] for c in s[:-1]], dtype=torch.long)
+        y = torch.tensor([self.stoi[c] for c in s[1:]], dtype=torch.long)
+""",
+    "list-based, masked length n/8..3n/8": """
+        ids = self.encoded[idx].tolist()
+        n = min(len(ids), random.randint(4, int(self.block_size * 7 / 8)))
+        masked_len = random.randint(n // 8, 3 * n // 8)
+        start = random.randint(0, n - masked_len)
+        s = ids[:start] + [self.mask_id] + ids[start + masked_len:n] + [self.mask_id] + ids[start:start + masked_len]
+        s += [self.pad_id] * (self.block_size - len(s))
+        x, y = torch.tensor(s[:-1]), torch.tensor(s[1:])
+""",
+}
+
+
+@pytest.mark.parametrize("variant", sorted(OTHER_CORRUPTIONS))
+def test_other_correct_corruptions_pass(tmp_path, data, variant):
+    src = copy_src(tmp_path)
+    path = src / "submission" / "dataset.py"
+    text, n = REGION.subn(lambda m: f"{m[1]}### START CODE HERE ###{OTHER_CORRUPTIONS[variant]}{m[1]}### END CODE HERE ###",
+                          path.read_text(encoding="utf-8"))
+    assert n == 1
+    path.write_text(text, encoding="utf-8")
+    r = run_grader(src, "1e", data=data)
+    assert r.failed() == [], r.stdout
+
+
+# -- crash-proofing ----------------------------------------------------------------------------------------
+
+
+def test_syntax_error_fails_only_the_tests_that_touch_it(tmp_path, data):
+    src = copy_src(tmp_path, {"dataset.py": [("class NameDataset(Dataset):", "class NameDataset(Dataset)")]})
+    r = run_grader(src, "1e", "1g-0-basic", "1g-2-basic", "1c-1-basic", data=data)
+    for tid in ["1e-0-basic", "1e-3-basic", "1c-1-basic"]:
+        assert r.status(tid) == "failed" and "dataset.py has a syntax error at line" in r.tests[tid]["output"]
+    assert r.status("1g-0-basic") == r.status("1g-2-basic") == "passed"
+
+
+def test_exception_at_import_and_in_a_function(tmp_path, data):
+    src = copy_src(tmp_path, {"helper.py": [("def train(", "raise RuntimeError('boom at import')\n\n\ndef train(")],
+                              "model.py": [("        x = None\n        ### START CODE HERE ###\n        x = x_input +",
+                                            "        x = None\n        ### START CODE HERE ###\n        raise ValueError('up')\n        x = x_input +")]})
+    r = run_grader(src, "1c-0-basic", "1f-0-basic", "1g-0-basic", "1g-1-basic", data=data)
+    for tid in ["1c-0-basic", "1f-0-basic"]:
+        assert "importing submission/helper.py raised RuntimeError: boom at import" in r.tests[tid]["output"]
+    assert r.status("1g-0-basic") == "passed"
+    out = r.tests["1g-1-basic"]["output"]
+    assert "UpProjectBlock.forward raised ValueError: up (model.py, line" in out
+
+
+def test_endless_loops_time_out_and_the_grader_goes_on(tmp_path, data):
+    loop = "while True:\n    pass\n"
+    src = copy_src(tmp_path, {
+        "dataset.py": [("        line = self.encoded[idx]\n", "        while True:\n            pass\n")],
+        "model.py": [("class GPTConfig:", loop + "\n\nclass GPTConfig:")],
+    })
+    r = run_grader(src, "1e-0-basic", "1e-4-basic", "1g-0-basic", "1g-2-basic", "1f-0-basic", data=data,
+                   extra=["--timeout-scale", "0.15"])
+    assert r.status("1e-0-basic") == r.status("1e-4-basic") == "failed"
+    assert "timed out after 3 s" in r.tests["1e-0-basic"]["output"]
+    assert "while importing submission/model.py" in r.tests["1g-0-basic"]["output"]
+    # the worker knows model.py hangs at import: later tests fail at once with the reason
+    assert "endless loop at import time" in r.tests["1g-2-basic"]["output"]
+    assert r.tests["1g-2-basic"]["output"] and r.tests["1f-0-basic"]["output"]
+    assert r.failed() == ["1e-0-basic", "1e-4-basic", "1f-0-basic", "1g-0-basic", "1g-2-basic"]
+    assert r.seconds < 60
+
+
+def test_huge_prints_and_a_dying_process(tmp_path, data):
+    src = copy_src(tmp_path, {
+        "dataset.py": [("class NameDataset(Dataset):", "print('x' * 30_000_000)\n\n\nclass NameDataset(Dataset):"),
+                       ("        line = self.encoded[idx]\n",
+                        "        print('getitem', idx, 'y' * 500)\n        line = self.encoded[idx]\n")],
+        "helper.py": [("    attention_model = GPT(mconf)\n", "    import os\n    os._exit(3)\n")],
+    })
+    r = run_grader(src, "1e", "1c-0-basic", "1c-1-basic", data=data, extra=["-v"])
+    assert all(r.status(t) == "passed" for t in r.tests if t.startswith("1e")), r.stdout[-2000:]
+    assert len(r.stdout) < 200_000
+    assert "died (exit code 3)" in r.tests["1c-0-basic"]["output"]
+    assert r.status("1c-1-basic") == "passed"  # a fresh worker runs the tests after the crash
+
+
+def test_wrong_return_types_are_clear(tmp_path, data):
+    src = copy_src(tmp_path, {
+        "dataset.py": [("        return x, y\n\n\nclass NameDataset", "        return x.tolist(), y.tolist()\n\n\nclass NameDataset")],
+        "helper.py": [("    return tconf, trainer_obj\n\n\ndef pretrain", "    return trainer_obj\n\n\ndef pretrain")],
+    })
+    r = run_grader(src, "1e-0-basic", "1c-1-basic", data=data)
+    assert "x is a list, not a torch tensor" in r.tests["1e-0-basic"]["output"]
+    assert "finetune must return the pair (tconf, trainer_obj), not Trainer" in r.tests["1c-1-basic"]["output"]
+
+
+def test_missing_data_fails_only_the_tests_that_need_it(tmp_path):
+    src = copy_src(tmp_path)
+    r = run_grader(src, "1c", "1d", "1e-0-basic", "1f-0-basic", data=tmp_path / "no-data")
+    assert r.failed() == ["1c-1-basic", "1f-0-basic"]
+    assert "wiki.txt is missing" in r.tests["1f-0-basic"]["output"]
+    assert r.status("1e-0-basic") == "passed" and r.status("1c-2-basic") == "passed"
+    assert r.tests["1d-0-basic"]["output"].startswith("not computed")
+
+
+# -- command line ------------------------------------------------------------------------------------------
+
+
+def test_runs_from_the_repository_root_and_selects_tests(tmp_path, public_data):
+    r = subprocess.run([sys.executable, "src/grader.py", "1e-0-basic", "--data-dir", str(public_data)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "1e-0-basic" in r.stdout and "1e-1-basic" not in r.stdout and "Total basic: 1/1 points" in r.stdout
+    r = subprocess.run([sys.executable, "src/grader.py", "--list", "1g"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.count("\n") == len([t for t in POINTS if t.startswith("1g")])
+    r = subprocess.run([sys.executable, "src/grader.py", "9z"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 2 and "no test matches 9z" in r.stderr
+
+
+# -- the written part's extra credit -----------------------------------------------------------------------
+
+WRITTEN = '''
+def good(module):
+    assert module.answer() == 42, "answer() must be 42"
+
+
+def bad(module):
+    assert module.answer() == 41, "answer() must be 41"
+
+
+def hang(module):
+    while True:
+        pass
+
+
+TESTS = [
+    {"id": "3a-0-basic", "points": 2, "description": "answer is 42", "timeout": 10, "fn": good, "extra_credit": True},
+    {"id": "3a-1-basic", "points": 1, "description": "answer is 41", "timeout": 10, "fn": bad, "extra_credit": True},
+    {"id": "3b-0-hidden", "points": 3, "description": "hangs", "timeout": 10, "fn": hang, "extra_credit": True},
+]
+'''
+
+
+def test_written_tests_are_extra_credit(tmp_path, data):
+    src = copy_src(tmp_path)
+    (src / "grader_written.py").write_text(WRITTEN, encoding="utf-8")
+    (src / "submission" / "attention_exploration.py").write_text("def answer():\n    return 42\n", encoding="utf-8")
+    r = run_grader(src, "3", "1e-0-basic", data=data, extra=["--timeout-scale", "0.3"])
+    validate_results_json(r.json)
+    assert r.status("3a-0-basic") == "passed" and r.tests["3a-0-basic"]["score"] == 2
+    assert r.status("3a-1-basic") == "failed" and "answer() must be 41" in r.tests["3a-1-basic"]["output"]
+    assert r.status("3b-0-hidden") == "failed" and "timed out" in r.tests["3b-0-hidden"]["output"]
+    assert all(r.tests[t]["tags"] == ["extra credit"] for t in ("3a-0-basic", "3a-1-basic", "3b-0-hidden"))
+    assert "Extra credit: 2/6 points" in r.stdout and "Total basic: 1/1 points" in r.stdout
+    # without the student's module the written tests fail with the reason
+    (src / "submission" / "attention_exploration.py").unlink()
+    r = run_grader(src, "3a", data=data)
+    assert "attention_exploration.py is missing" in r.tests["3a-0-basic"]["output"]
