@@ -320,3 +320,12 @@ def test_questions_use_only_corpus_characters(folder):
 def test_world_without_question_characters_is_refused():
     with pytest.raises(SystemExit, match="lacks the question characters"):
         generate.generate(people=3, style="course", splits=(1, 1, 1))
+
+
+def test_grader_recognises_the_builtin_data():
+    # Regenerating the data changes birth_dev.tsv: the grader's threshold table must then list its hash.
+    sys.path.insert(0, str(DATA.parent))
+    import grader
+
+    name, _, recognised = grader.select_thresholds(grader.load_points()["thresholds"], DATA)
+    assert (name, recognised) == ("builtin", True)

@@ -95,3 +95,75 @@ def test_refuses_a_non_empty_output_folder(tmp_path):
     with pytest.raises(release.ReleaseError, match="not empty"):
         release.build_student(tmp_path)
     assert (tmp_path / "keep.txt").read_text() == "mine"
+
+
+def answers_of(path):
+    return [line.split("\t")[1] for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    import zipfile
+
+    zip_path = release.build_autograder(tmp_path_factory.mktemp("bundle") / "autograder.zip")
+    with zipfile.ZipFile(zip_path) as zf:
+        names = zf.namelist()
+        assert {"setup.sh", "run_autograder", "answers/birth_test.tsv", "solution/model.py",
+                "starter/src/grader.py"} <= set(names)
+        assert not any(n.startswith("starter/") and n.endswith("birth_test.tsv") for n in names)
+        modes = {i.filename: i.external_attr >> 16 for i in zf.infolist()}
+        assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
+    return zip_path
+
+
+def rehearse(bundle, root, files):
+    """Lay out Gradescope's folders under root, 'upload' files {name: text}, run the bundle."""
+    import zipfile
+
+    with zipfile.ZipFile(bundle) as zf:
+        zf.extractall(root / "source")
+    upload = root / "submission" / "submission"  # the zip from collect_submission has a folder level
+    upload.mkdir(parents=True)
+    for name, text in files.items():
+        (upload / name).write_text(text, encoding="utf-8")
+    r = subprocess.run(["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True,
+                       env={**__import__("os").environ, "AUTOGRADER_ROOT": str(root)}, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    import json
+
+    results = json.loads((root / "results" / "results.json").read_text())
+    for test in results["tests"]:
+        assert {"name", "score", "max_score", "output", "visibility"} <= set(test)
+    return results
+
+
+def test_gradescope_bundle_gives_the_solution_full_marks(bundle, tmp_path):
+    data = ROOT / "src" / "data"
+    dev, test = "\n".join(answers_of(data / "birth_dev.tsv")) + "\n", "\n".join(answers_of(data / "birth_test.tsv")) + "\n"
+    files = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "src" / "submission").glob("*.py")}
+    for variant in ("vanilla.nopretrain", "vanilla.pretrain", "perceiver.pretrain"):
+        files[f"{variant}.dev.predictions"], files[f"{variant}.test.predictions"] = dev, test
+    files["grader.py"] = "print('a submitted grader must be ignored')\n"
+    results = rehearse(bundle, tmp_path, files)
+    hidden = [t for t in results["tests"] if t["visibility"] == "after_published"]
+    assert len(hidden) >= 9
+    for t in results["tests"]:
+        assert t["score"] == t["max_score"], t
+    assert results["score"] == sum(t["max_score"] for t in results["tests"]) > 40
+
+
+def test_gradescope_bundle_gives_the_empty_starter_zero(bundle, starter, tmp_path):
+    files = {p.name: p.read_text(encoding="utf-8") for p in (starter / "src" / "submission").glob("*.py")}
+    results = rehearse(bundle, tmp_path, files)
+    assert results["score"] == 0
+    assert len(results["tests"]) >= 30 and all(t["score"] == 0 for t in results["tests"])
+
+
+def test_starter_grader_runs_to_the_summary(starter):
+    r = subprocess.run([sys.executable, "grader.py"], cwd=starter / "src", capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    total = int(r.stdout.split("Total basic: ")[1].split("/")[1].split()[0])
+    assert f"Total basic: 0/{total} points" in r.stdout and total > 20
+    assert "hidden - graded after submission" in r.stdout
+    assert "Extra credit: 0/" in r.stdout
