@@ -55,7 +55,9 @@ def build_parser():
     small.add_argument("--n_embd", type=int, default=COURSE_MODEL["n_embd"])
     small.add_argument("--block_size", type=int, default=COURSE_MODEL["block_size"])
     small.add_argument("--dropout", type=float, help="all three dropout rates (course: 0.1)")
-    small.add_argument("--precision", choices=["auto", "bf16", "fp32"], default="auto")
+    small.add_argument("--precision", choices=["auto", "bf16", "fp32"], default="auto",
+                       help="training precision; auto: bf16 autocast on CUDA and on CPUs with native bf16 "
+                            "(AVX512-BF16 or AMX), else fp32 (weights and loss stay fp32)")
     small.add_argument("--no_progress", action="store_true", help="hide the progress bar")
     return p
 

@@ -5,6 +5,11 @@ Nothing here is specific to GPT.  What makes it fast without changing the math:
 - trailing columns whose targets are all PAD are dropped before the forward pass: the model is
   causal, so the kept positions compute exactly what they would in the full block;
 - bf16 autocast (fp32 master weights, fp32 loss) where it helps, TF32 matmuls and fused AdamW on CUDA.
+
+precision="auto" picks bf16 autocast on CUDA GPUs that support bf16 and on CPUs with native bf16
+instructions (AVX512-BF16 or AMX), where it measured about 2x faster than fp32 for the course model
+(tools/bench.py, docs/benchmarks.md); fp32 everywhere else (older CPUs, Apple MPS).  The weights, the
+optimizer state and the loss stay fp32 in every case.
 """
 
 import contextlib
@@ -33,7 +38,7 @@ class TrainerConfig:
     num_workers = 0  # for the DataLoader
     # speed settings (they do not change the math beyond floating-point rounding)
     device = None  # None: CUDA, else MPS, else CPU
-    precision = "auto"  # "auto" (bf16 on CUDA, fp32 elsewhere), "bf16" or "fp32"
+    precision = "auto"  # "auto" (bf16 on CUDA and on CPUs with native bf16, else fp32), "bf16" or "fp32"
     trim_padding = True  # drop trailing all-PAD columns before the forward pass
     compile = False  # torch.compile the model (CUDA only)
     show_progress = True
@@ -54,15 +59,41 @@ def pick_device(requested=None):
     return torch.device("cpu")
 
 
-def autocast_context(device, precision):
-    """bf16 autocast where asked for ("auto" means CUDA with bf16 support), else a no-op context."""
-    if precision == "auto":
-        use_bf16 = device.type == "cuda" and torch.cuda.is_bf16_supported()
-    elif precision in ("bf16", "fp32"):
-        use_bf16 = precision == "bf16"
-    else:
+def cpu_has_native_bf16():
+    """True if this CPU computes bf16 natively (AVX512-BF16 or AMX), where bf16 autocast is fast.
+    Elsewhere bf16 on a CPU is emulated and usually slower than fp32."""
+    cpu = getattr(torch, "cpu", None)
+    for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"):
+        check = getattr(cpu, name, None)
+        try:
+            if check is not None and check():
+                return True
+        except (RuntimeError, AttributeError):
+            pass
+    try:  # older torch builds without the checks above: ask the kernel (Linux only)
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            flags = f.read().split()
+        return "avx512_bf16" in flags or "amx_bf16" in flags
+    except OSError:
+        return False
+
+
+def resolve_precision(device, precision):
+    """The precision training runs in on `device`: "bf16" or "fp32" ("auto": see the module docstring)."""
+    if precision not in ("auto", "bf16", "fp32"):
         raise ValueError(f"unknown precision {precision!r}: use auto, bf16 or fp32")
-    if use_bf16:
+    if precision != "auto":
+        return precision
+    if device.type == "cuda":
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
+    if device.type == "cpu":
+        return "bf16" if cpu_has_native_bf16() else "fp32"
+    return "fp32"
+
+
+def autocast_context(device, precision):
+    """bf16 autocast when resolve_precision says bf16, else a no-op context."""
+    if resolve_precision(device, precision) == "bf16":
         return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
