@@ -156,6 +156,7 @@ class Trainer:
         self.model = self.model.to(self.device)
         self.tokens = 0  # tokens seen so far, for the learning-rate schedule
         self.losses = []  # (epoch, step, loss, lr) per optimisation step
+        self.optimizer = self.step_model = None  # made by setup(), which train() calls
 
     def save_checkpoint(self):
         if self.config.ckpt_path is not None:
@@ -173,45 +174,58 @@ class Trainer:
             pin_memory=self.device.type == "cuda",
         )
 
-    def train(self):
+    def setup(self):
+        """Everything train() prepares once per run: fast-math switches, optimizer, compiled model."""
         model, config, device = self.model, self.config, self.device
         if device.type == "cuda":
             torch.backends.cuda.matmul.allow_tf32 = True
             torch.backends.cudnn.allow_tf32 = True
-        optimizer = make_optimizer(model, config, device)
-        step_model = torch.compile(model) if config.compile and device.type == "cuda" else model
-        min_len = model.min_length() if hasattr(model, "min_length") else 1
+        self.optimizer = make_optimizer(model, config, device)
+        self.step_model = torch.compile(model) if config.compile and device.type == "cuda" else model
+        self.min_len = model.min_length() if hasattr(model, "min_length") else 1
+
+    def run_batch(self, x, y, is_train):
+        """The loss of one batch (padding trimmed, under the configured precision)."""
+        config, device = self.config, self.device
+        x = x.to(device, non_blocking=True)
+        y = y.to(device, non_blocking=True)
+        if config.trim_padding:
+            x, y = trim_padding(x, y, self.min_len)
+        with torch.set_grad_enabled(is_train), autocast_context(device, config.precision):
+            _, loss = self.step_model(x, y)
+        return loss
+
+    def train_step(self, x, y):
+        """One optimisation step on the batch (x, y); returns (loss tensor, learning rate)."""
+        model, config, optimizer = self.model, self.config, self.optimizer
+        loss = self.run_batch(x, y, True)
+        model.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_norm_clip)
+        if config.lr_decay:
+            # count every position of the full block, as the course does, so trimming
+            # padding leaves the learning-rate schedule unchanged
+            self.tokens += y.numel()
+            lr = config.learning_rate * lr_multiplier(self.tokens, config)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+        else:
+            lr = config.learning_rate
+        optimizer.step()
+        return loss, lr
+
+    def train(self):
+        model, config = self.model, self.config
+        self.setup()
         train_loader = self._loader(self.train_dataset, shuffle=True)
         test_loader = self._loader(self.test_dataset, shuffle=False) if self.test_dataset is not None else None
-
-        def run_batch(x, y, is_train):
-            x = x.to(device, non_blocking=True)
-            y = y.to(device, non_blocking=True)
-            if config.trim_padding:
-                x, y = trim_padding(x, y, min_len)
-            with torch.set_grad_enabled(is_train), autocast_context(device, config.precision):
-                _, loss = step_model(x, y)
-            return loss
 
         total = config.max_epochs * len(train_loader)
         bar = tqdm(total=total, disable=not config.show_progress, dynamic_ncols=True, mininterval=0.5)
         for epoch in range(config.max_epochs):
             model.train()
             for it, (x, y) in enumerate(train_loader):
-                loss = run_batch(x, y, True)
-                model.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_norm_clip)
-                if config.lr_decay:
-                    # count every position of the full block, as the course does, so trimming
-                    # padding leaves the learning-rate schedule unchanged
-                    self.tokens += y.numel()
-                    lr = config.learning_rate * lr_multiplier(self.tokens, config)
-                    for group in optimizer.param_groups:
-                        group["lr"] = lr
-                else:
-                    lr = config.learning_rate
-                optimizer.step()
+                loss, lr = self.train_step(x, y)
                 loss_value = loss.item()
                 self.losses.append((epoch + 1, it, loss_value, lr))
                 bar.update(1)
@@ -219,7 +233,7 @@ class Trainer:
 
             if test_loader is not None:
                 model.eval()
-                test_losses = [run_batch(x, y, False).item() for x, y in test_loader]
+                test_losses = [self.run_batch(x, y, False).item() for x, y in test_loader]
                 bar.write(f"epoch {epoch + 1}: test loss {sum(test_losses) / len(test_losses):.5f}")
             self.save_checkpoint()
         bar.close()
