@@ -143,3 +143,31 @@ def test_weight_decay_only_on_linear_weights():
     assert names and all(n.endswith("weight") and "ln" not in n and "emb" not in n for n in names)
     assert "down_block.C" not in names and "pos_emb" not in names
     assert opt.param_groups[0]["weight_decay"] == 0.1 and opt.param_groups[1]["weight_decay"] == 0.0
+
+
+def test_precision_rule():
+    from submission import trainer
+
+    cpu = torch.device("cpu")
+    assert trainer.resolve_precision(cpu, "fp32") == "fp32"
+    assert trainer.resolve_precision(cpu, "bf16") == "bf16"
+    assert trainer.resolve_precision(cpu, "auto") == ("bf16" if trainer.cpu_has_native_bf16() else "fp32")
+    assert trainer.resolve_precision(torch.device("mps"), "auto") == "fp32"
+    with pytest.raises(ValueError, match="unknown precision"):
+        trainer.resolve_precision(cpu, "fp16")
+    with trainer.autocast_context(cpu, "bf16"):
+        assert torch.is_autocast_enabled("cpu")
+    with trainer.autocast_context(cpu, "fp32"):
+        assert not torch.is_autocast_enabled("cpu")
+
+
+def test_loss_stays_fp32_under_bf16_autocast():
+    from submission import trainer
+
+    torch.manual_seed(0)
+    model = GPT(small_config(20))
+    idx = torch.randint(1, 20, (2, 16))
+    with trainer.autocast_context(torch.device("cpu"), "bf16"):
+        logits, loss = model(idx, idx)
+    assert logits.dtype == torch.bfloat16 and loss.dtype == torch.float32
+    assert all(p.dtype == torch.float32 for p in model.parameters())

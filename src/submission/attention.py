@@ -4,8 +4,13 @@ Both classes share one attention core, `attend`, which is the single place where
 the attention formula softmax(Q K^T / sqrt(d)) V lives.  On CUDA the same math runs
 through PyTorch's fused `scaled_dot_product_attention` kernel (flash / memory-
 efficient attention), which never materialises the T x T attention matrix; on CPU
-the plain formula below is used because it measured faster there.  A test checks
-that both paths agree.
+the plain formula below is used because it measured faster there (under the default bf16
+autocast; tools/bench.py).  A test checks that both paths agree.
+
+For fast evaluation (utils.predict_places) an attention layer can hold a KVCache: the keys and values
+of the positions it has already seen, so each new position costs one query instead of a full
+recomputation.  The cached step goes through the same `attend` core with the causal mask rows of the
+new positions.
 """
 
 import math
@@ -36,6 +41,46 @@ def attend(q, k, v, mask, dropout_p=0.0, use_fused=False):
     return att @ v
 
 
+class KVCache:
+    """Keys and values of one attention layer, kept between the steps of incremental decoding.
+
+    q_start: absolute position of the first query of the next call (set by GPT.decode_step).
+    Growing (static=False, self-attention): the keys/values of each call's new positions are appended.
+    Static (static=True, the perceiver's up block): the keys/values come from the finished bottleneck;
+    they are computed on the first call and reused.
+    """
+
+    def __init__(self, capacity=0, static=False):
+        self.capacity = capacity  # positions to preallocate (the block size)
+        self.static = static
+        self.q_start = 0
+        self.k = self.v = None
+        self.length = 0
+
+    def add(self, k, v):
+        """Store the keys/values k, v (B, nh, T, hs) of new positions; return those of all positions."""
+        if self.static:
+            self.k, self.v, self.length = k, v, k.size(2)
+            return k, v
+        B, nh, T, hs = k.shape
+        if self.k is None:  # preallocate a block's worth so each step writes in place
+            capacity = max(T, self.capacity)
+            self.k, self.v = k.new_empty(B, nh, capacity, hs), v.new_empty(B, nh, capacity, hs)
+        self.k[:, :, self.length : self.length + T] = k
+        self.v[:, :, self.length : self.length + T] = v
+        self.length += T
+        return self.k[:, :, : self.length], self.v[:, :, : self.length]
+
+    def ready(self):
+        """True when static keys/values are stored and the key/value inputs need not be projected."""
+        return self.static and self.k is not None
+
+    def select(self, rows):
+        """Keep only the batch rows `rows` (a LongTensor), e.g. when some sequences have finished."""
+        if self.k is not None:
+            self.k, self.v = self.k.index_select(0, rows), self.v.index_select(0, rows)
+
+
 class _AttentionBase(nn.Module):
     """Shared projections: key, query, value, output projection, dropouts, mask."""
 
@@ -52,6 +97,7 @@ class _AttentionBase(nn.Module):
         self.register_buffer("mask", causal_mask(config.block_size), persistent=False)
         self.n_head = config.n_head
         self.attn_impl = getattr(config, "attn_impl", "auto")
+        self.kv_cache = None  # a KVCache only while GPT.decode_step runs
 
     def _heads(self, x, linear):
         B, T, C = x.size()
@@ -66,11 +112,17 @@ class _AttentionBase(nn.Module):
         if x_q.size(0) != x_kv.size(0):  # e.g. the perceiver basis C, shared by the whole batch
             x_q = x_q.expand(x_kv.size(0), -1, -1)
         B, Tq, C = x_q.size()
-        Tk = x_kv.size(1)
-        k, v = self._heads(x_kv, self.key), self._heads(x_kv, self.value)
+        cache = self.kv_cache
+        if cache is not None and cache.ready():
+            k, v = cache.k, cache.v
+        else:
+            k, v = self._heads(x_kv, self.key), self._heads(x_kv, self.value)
+            if cache is not None:
+                k, v = cache.add(k, v)
         q = self._heads(x_q, self.query)
+        q0 = cache.q_start if cache is not None else 0  # absolute position of the first query
         p = self.attn_drop_p if self.training else 0.0
-        y = attend(q, k, v, self.mask[:Tq, :Tk], p, self.use_fused(x_q))
+        y = attend(q, k, v, self.mask[q0 : q0 + Tq, : k.size(2)], p, self.use_fused(x_q))
         y = y.transpose(1, 2).contiguous().view(B, Tq, C)  # re-assemble all head outputs side by side
         return self.resid_drop(self.proj(y))
 

@@ -7,11 +7,13 @@ perceiver: embeddings -> DownProjectBlock (length T -> m = bottleneck_dim)
 References: Karpathy's minGPT; Jaegle et al., "Perceiver: General Perception with Iterative Attention".
 """
 
+import contextlib
+
 import torch
 import torch.nn as nn
 from torch.nn import functional as F
 
-from .attention import CausalCrossAttention, CausalSelfAttention
+from .attention import CausalCrossAttention, CausalSelfAttention, KVCache
 
 
 class GPTConfig:
@@ -178,12 +180,16 @@ class GPT(nn.Module):
         For the perceiver we keep at least the bottleneck length, as the spec asks."""
         return self.config.bottleneck_dim if self.perceiver else 1
 
+    def _embed(self, idx, start=0):
+        """Token + position embeddings of idx (B, T) placed at positions start .. start + T - 1."""
+        return self.drop(self.tok_emb(idx) + self.pos_emb[:, start : start + idx.size(1), :])
+
     def forward(self, idx, targets=None):
         """idx: (B, T) token ids with T <= block_size.  Returns (logits (B, T, vocab), loss or None).
         The loss is the mean cross entropy over positions whose target is not PAD (id 0)."""
         b, t = idx.size()
         assert t <= self.block_size, f"Cannot forward a sequence of {t} tokens, block size is {self.block_size}"
-        x = self.drop(self.tok_emb(idx) + self.pos_emb[:, :t, :])
+        x = self._embed(idx)
         if self.perceiver:
             x_input = x
             x = _implemented(self.down_block(x), "DownProjectBlock.forward")
@@ -197,3 +203,71 @@ class GPT(nn.Module):
             # fp32 loss even under bf16 autocast; PAD (id 0) positions carry no loss.
             loss = F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=0)
         return logits, loss
+
+    @torch.no_grad()
+    def decode_step(self, idx, state):
+        """Incremental decoding, for fast greedy evaluation (utils.predict_places); eval mode only.
+
+        idx (B, T): the tokens at positions state.length .. state.length + T - 1 of B sequences whose
+        earlier positions were passed in previous calls with the same `state` (a DecodeState).
+        Returns the logits (B, vocab) of the last of these positions: mathematically the same as
+        self(<all tokens so far>)[0][:, -1], but only the new positions are computed.
+
+        vanilla:   every self-attention layer keeps the keys/values of the positions seen (KVCache).
+        perceiver: bottleneck row j only sees inputs 0..j, so once m = bottleneck_dim positions are
+                   known the bottleneck is final; it is computed once, and each later position only
+                   runs the up block (whose keys/values, from the bottleneck, are cached too).  While
+                   fewer than m positions are known, the whole prefix is recomputed (short and rare).
+        """
+        assert not self.training, "decode_step is for eval mode (call model.eval())"
+        start, end = state.length, state.length + idx.size(1)
+        assert end <= self.block_size, f"Cannot decode position {end - 1}, block size is {self.block_size}"
+        if not self.perceiver:
+            x = self._embed(idx, start)
+            with state.attached([blk.attn for blk in self.blocks], start, self.block_size):
+                x = self.blocks(x)
+        else:
+            state.tokens = idx if state.tokens is None else torch.cat([state.tokens, idx], dim=1)
+            m = self.config.bottleneck_dim
+            if end < m:
+                state.length = end
+                return self(state.tokens)[0][:, -1, :]
+            if state.bottleneck is None:
+                state.bottleneck = self.blocks(self.down_block(self._embed(state.tokens[:, :m])))
+            x_input = self._embed(idx[:, -1:], end - 1)  # only the last position's logits are needed
+            with state.attached([self.up_block.attn], end - 1, self.block_size, static=True):
+                x = self.up_block(state.bottleneck, x_input)
+        state.length = end
+        return self.head(self.ln_f(x[:, -1, :]))
+
+
+class DecodeState:
+    """What GPT.decode_step keeps between calls for one batch of sequences decoded together."""
+
+    def __init__(self):
+        self.length = 0  # positions given so far
+        self.caches = {}  # attention module -> KVCache
+        self.tokens = None  # perceiver: all tokens so far (B, length)
+        self.bottleneck = None  # perceiver: the finished bottleneck (B, m, n_embd)
+
+    @contextlib.contextmanager
+    def attached(self, modules, q_start, capacity, static=False):
+        """Give each attention module its KVCache for the duration of one step."""
+        for module in modules:
+            cache = self.caches.setdefault(module, KVCache(capacity, static))
+            cache.q_start = q_start
+            module.kv_cache = cache
+        try:
+            yield
+        finally:
+            for module in modules:
+                module.kv_cache = None
+
+    def select(self, rows):
+        """Keep only the batch rows `rows` (a LongTensor of indices), e.g. dropping finished sequences."""
+        for cache in self.caches.values():
+            cache.select(rows)
+        if self.tokens is not None:
+            self.tokens = self.tokens.index_select(0, rows)
+        if self.bottleneck is not None:
+            self.bottleneck = self.bottleneck.index_select(0, rows)

@@ -7,6 +7,8 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from .model import DecodeState
+
 
 def set_seed(seed):
     """Seed Python, NumPy and PyTorch (all devices) so runs are reproducible."""
@@ -56,6 +58,71 @@ def predict_place(model, question, vocab, device):
     out = sample(model, x, MAX_ANSWER_CHARS, sample=False)[0]
     completion = vocab.decode(out[x.size(1):])
     return completion.split(vocab.MASK_CHAR)[0]
+
+
+@torch.no_grad()
+def predict_places(model, questions, vocab, device, batch_size=256):
+    """The same predictions as [predict_place(model, q, vocab, device) for q in questions], fast.
+
+    Greedy decoding of many questions at once with GPT.decode_step (each new character costs one
+    position, not a full forward pass), stopping as soon as every question of a batch has produced its
+    closing MASK_CHAR or MAX_ANSWER_CHARS characters.  Questions are sorted by length and batched;
+    every row keeps its exact absolute positions (no left padding): all rows of a batch start from
+    their common prompt length, and a row whose prompt is longer is fed its own prompt characters
+    until its prompt is used up.  A question too long to decode without cropping the context to the
+    block size goes through predict_place.  Runs in the model's own precision (fp32), in eval mode.
+    """
+    model.eval()
+    prompts = [vocab.encode(q + vocab.MASK_CHAR) for q in questions]
+    predictions = [None] * len(questions)
+    fits = []
+    for i, prompt in enumerate(prompts):
+        if len(prompt) + MAX_ANSWER_CHARS - 1 <= model.get_block_size():
+            fits.append(i)
+        else:  # the reference crops its context here; do exactly what it does
+            predictions[i] = predict_place(model, questions[i], vocab, device)
+    fits.sort(key=lambda i: len(prompts[i]))
+    mask_id = vocab.stoi[vocab.MASK_CHAR]
+    for b in range(0, len(fits), batch_size):
+        rows = fits[b : b + batch_size]
+        answers = _greedy_batch(model, [prompts[i] for i in rows], mask_id, device)
+        for i, answer in zip(rows, answers):
+            predictions[i] = vocab.decode(answer).split(vocab.MASK_CHAR)[0]
+    return predictions
+
+
+def _greedy_batch(model, prompts, mask_id, device):
+    """Greedy answers (lists of ids, up to MAX_ANSWER_CHARS, ending at the first mask_id) for prompts
+    that all fit in the block with MAX_ANSWER_CHARS - 1 more positions."""
+    n = len(prompts)
+    lengths = torch.tensor([len(p) for p in prompts])
+    seq = torch.zeros(n, int(lengths.max()) + MAX_ANSWER_CHARS, dtype=torch.long)
+    for i, prompt in enumerate(prompts):
+        seq[i, : len(prompt)] = prompt
+    generated = torch.zeros(n, dtype=torch.long)
+    done = torch.zeros(n, dtype=torch.bool)
+    active = torch.arange(n)  # the rows still in the decoding batch
+    state = DecodeState()
+    pos = int(lengths.min())  # position of the token predicted next
+    logits = model.decode_step(seq[:, :pos].to(device), state)
+    while True:
+        # the same choice as sample(): the most probable token of the softmax
+        nxt = torch.topk(F.softmax(logits.float(), dim=-1), k=1, dim=-1)[1][:, 0].cpu()
+        answering = pos >= lengths[active]  # rows whose prompt is used up: nxt is an answer character
+        seq[active[answering], pos] = nxt[answering]
+        new = active[answering & ~done[active]]
+        generated[new] += 1
+        done[new] |= (seq[new, pos] == mask_id) | (generated[new] >= MAX_ANSWER_CHARS)
+        still = ~done[active]
+        if not still.any():
+            break
+        if 4 * int((~still).sum()) >= len(active):  # drop finished rows once they are a quarter of the batch
+            keep = still.nonzero()[:, 0]
+            state.select(keep.to(device))
+            active = active[keep]
+        logits = model.decode_step(seq[active, pos : pos + 1].to(device), state)
+        pos += 1
+    return [seq[i, lengths[i] : lengths[i] + generated[i]].tolist() for i in range(n)]
 
 
 def read_questions(path):

@@ -1,0 +1,126 @@
+"""Fast evaluation: incremental decoding (GPT.decode_step) and batched greedy prediction
+(utils.predict_places) must give what the one-question-at-a-time reference path gives."""
+
+import random
+
+import pytest
+import torch
+
+from conftest import make_world, small_config
+from submission.dataset import CharCorruptionDataset, NameDataset
+from submission.model import GPT, DecodeState
+from submission.trainer import make_optimizer, TrainerConfig
+from submission.utils import MAX_ANSWER_CHARS, predict_place, predict_places
+
+VOCAB, BLOCK = 30, 64
+
+
+def set_attn_impl(model, impl):
+    for m in model.modules():
+        if hasattr(m, "attn_impl"):
+            m.attn_impl = impl
+
+
+@pytest.mark.parametrize("impl", ["math", "fused"])
+@pytest.mark.parametrize("perceiver", [False, True])
+@pytest.mark.parametrize("chunks", [[1] * 12, [5, 1, 1, 20, 1], [3, 30, 1, 1], [40, 1, 1]])
+def test_decode_step_matches_full_forward(perceiver, impl, chunks):
+    # bottleneck 8: the chunk boundaries fall before, across and after the bottleneck length
+    torch.manual_seed(0)
+    model = GPT(small_config(VOCAB, BLOCK, perceiver=perceiver, bottleneck_dim=8)).eval()
+    torch.nn.init.normal_(model.pos_emb, std=0.5)  # GPT starts them at zero: make positions matter
+    set_attn_impl(model, impl)
+    idx = torch.randint(0, VOCAB, (3, sum(chunks)))
+    state, start = DecodeState(), 0
+    for size in chunks:
+        step = model.decode_step(idx[:, start : start + size], state)
+        start += size
+        with torch.no_grad():
+            full = model(idx[:, :start])[0][:, -1]
+        assert step.shape == (3, VOCAB)
+        assert torch.allclose(step, full, atol=1e-5), (start, (step - full).abs().max())
+
+
+def test_decode_state_select_keeps_rows():
+    torch.manual_seed(0)
+    model = GPT(small_config(VOCAB, BLOCK)).eval()
+    torch.nn.init.normal_(model.pos_emb, std=0.5)
+    idx = torch.randint(0, VOCAB, (4, 10))
+    state = DecodeState()
+    model.decode_step(idx[:, :6], state)
+    state.select(torch.tensor([3, 1]))
+    step = model.decode_step(idx[[3, 1], 6:], state)
+    with torch.no_grad():
+        full = model(idx[[3, 1]])[0][:, -1]
+    assert torch.allclose(step, full, atol=1e-5)
+
+
+def test_decode_step_refuses_training_mode():
+    model = GPT(small_config(VOCAB, BLOCK))
+    with pytest.raises(AssertionError, match="eval mode"):
+        model.decode_step(torch.zeros(1, 3, dtype=torch.long), DecodeState())
+
+
+def train_briefly(model, datasets, steps=150, seed=0):
+    """A few fp32 AdamW steps on a mix of the given datasets, so the model answers with real margins."""
+    random.seed(seed)
+    torch.manual_seed(seed)
+    opt = make_optimizer(model, TrainerConfig(learning_rate=3e-3), torch.device("cpu"))
+    model.train()
+    examples = [ex for ds in datasets for ex in ds]
+    for _ in range(steps):
+        x, y = map(torch.stack, zip(*random.sample(examples, 16)))
+        _, loss = model(x, y)
+        model.zero_grad()
+        loss.backward()
+        opt.step()
+    return model.eval()
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    path = tmp_path_factory.mktemp("world")
+    people = make_world(path)
+    vocab = CharCorruptionDataset((path / "wiki.txt").read_text(encoding="utf-8"), BLOCK)
+    names = NameDataset(vocab, (path / "birth_places_train.tsv").read_text(encoding="utf-8"))
+    random.seed(1)
+    corruption = [vocab[i] for i in range(len(vocab))]
+    models = {}
+    for perceiver in (False, True):
+        torch.manual_seed(3)
+        cfg = small_config(vocab.vocab_size, BLOCK, perceiver=perceiver, bottleneck_dim=8)
+        models[perceiver] = train_briefly(GPT(cfg), [names, corruption])
+    # questions of many lengths: short ones (below the bottleneck length), the world's own, long
+    # ones, and ones too long to decode without cropping (they take the reference path)
+    questions = [f"Where was {n} born?" for n, _ in people]
+    (a, _), (b, place) = people[0], people[-1]
+    questions += ["Oslo?", "Where?", "Who was born in Lima?", "Ana", "a" * 25 + "?", f"Where was {b} really born?",
+                  "Where was the first person born?", f"Where was {a} born and later worked in {place}?",
+                  f"Where was {a} born? Where was {b} born? Nobody knows."]
+    return vocab, models, questions
+
+
+@pytest.mark.parametrize("perceiver", [False, True])
+@pytest.mark.parametrize("batch_size", [256, 5])
+def test_batched_predictions_identical_to_one_at_a_time(trained, perceiver, batch_size):
+    vocab, models, questions = trained
+    model = models[perceiver]
+    device = torch.device("cpu")
+    reference = [predict_place(model, q, vocab, device) for q in questions]
+    assert predict_places(model, questions, vocab, device, batch_size=batch_size) == reference
+    # the check has teeth: answers differ between questions, some stop early, and some prompts
+    # are too long for the batched path
+    assert len(set(reference)) > 3
+    assert any(len(p) < MAX_ANSWER_CHARS for p in reference)
+    assert any(len(q) + 1 + MAX_ANSWER_CHARS - 1 > BLOCK for q in questions)
+
+
+def test_batched_predictions_notice_a_position_shift(trained):
+    """Left-padding the prompts (shifting their positions) changes answers: the comparison above
+    would catch a decoder that got absolute positions wrong."""
+    vocab, models, questions = trained
+    model = models[False]
+    device = torch.device("cpu")
+    reference = [predict_place(model, q, vocab, device) for q in questions[:20]]
+    shifted = [predict_place(model, "    " + q, vocab, device) for q in questions[:20]]
+    assert shifted != reference
