@@ -34,7 +34,7 @@ class DemoConfig:
     block_size = 72  # demo lines are short; 7/8 of 72 = 63 characters survive truncation
     dropout = 0.0
     bottleneck_dim = 32
-    pretrain_epochs, pretrain_batch, pretrain_lr = 800, 32, 6e-3
+    pretrain_epochs, pretrain_batch, pretrain_lr = 600, 32, 6e-3
     finetune_epochs_pretrained, finetune_epochs_scratch = 10, 75
     finetune_batch, finetune_lr = 16, 6e-4
     warmup_fraction = 0.05  # of all training tokens; then cosine decay to 10% at the end
@@ -66,7 +66,7 @@ def new_model(cfg, vocab_size, variant):
 def dev_accuracy(net, corpus, dev_path, device):
     net.eval()
     questions = utils.read_questions(dev_path)
-    predictions = [utils.predict_place(net, q, corpus, device) for q in questions]
+    predictions = utils.predict_places(net, questions, corpus, device)
     total, correct = utils.evaluate_places(dev_path, predictions)
     return correct / total
 

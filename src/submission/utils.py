@@ -154,7 +154,7 @@ def load_params(model, path):
     """Load a state dict saved by train() into model, on whatever device model is (GPU-trained files
     load on a CPU).  A file from the other variant or another model size is a clear error."""
     state = torch.load(path, map_location=next(model.parameters()).device, weights_only=True)
-    file_variant = "perceiver" if any(k.startswith("down_block.") for k in state) else "vanilla"
+    file_variant = "perceiver" if any(k.startswith(("down_block.", "up_block.")) for k in state) else "vanilla"
     model_variant = "perceiver" if getattr(model, "perceiver", False) else "vanilla"
     if file_variant != model_variant:
         raise ValueError(f"{path} holds {file_variant} parameters but the model is {model_variant}: pass --variant {file_variant}")
