@@ -34,7 +34,10 @@ class DemoConfig:
     block_size = 72  # demo lines are short; 7/8 of 72 = 63 characters survive truncation
     dropout = 0.0
     bottleneck_dim = 32
-    pretrain_epochs, pretrain_batch, pretrain_lr = 600, 32, 6e-3
+    # The perceiver's steps cost ~55 % of the vanilla model's, and it needs more of them to memorise the
+    # facts (measured: 0 % dev accuracy after 500 epochs, 13 % after 800), so it gets a larger budget.
+    pretrain_epochs = {"vanilla": 450, "perceiver": 700}
+    pretrain_batch, pretrain_lr = 32, 6e-3
     finetune_epochs_pretrained, finetune_epochs_scratch = 10, 75
     finetune_batch, finetune_lr = 16, 6e-4
     warmup_fraction = 0.05  # of all training tokens; then cosine decay to 10% at the end
@@ -104,7 +107,7 @@ def run_seed(seed, world, out_dir, cfg, curves):
         utils.set_seed(seed)
         net = new_model(cfg, corpus.vocab_size, variant)
         tconf, trainer = helper.pretrain(corpus, cfg.block_size, net, cfg.pretrain_lr)
-        scale_down(tconf, cfg, cfg.pretrain_epochs, cfg.pretrain_batch, len(corpus))
+        scale_down(tconf, cfg, cfg.pretrain_epochs[variant], cfg.pretrain_batch, len(corpus))
         params = out_dir / f"{variant}.pretrain.params"
         helper.train(net, params, trainer)
         curves.append((seed, f"{variant}.pretrain", trainer.losses))
@@ -150,7 +153,6 @@ def main(argv=None):
     p.add_argument("--seeds", default="0", help="comma-separated seeds, one full run each (default: 0)")
     p.add_argument("--world", default=str(SRC / "data" / "demo"), help="folder with the demo world's files")
     p.add_argument("--out", default="demo_out", help="folder for params, losses.csv and losses.png")
-    p.add_argument("--pretrain_epochs", type=int, default=DemoConfig.pretrain_epochs)
     p.add_argument("--precision", choices=["auto", "bf16", "fp32"], default=DemoConfig.precision)
     p.add_argument("--smoke", action="store_true", help="a seconds-long run that only checks the pipeline")
     args = p.parse_args(argv)
@@ -161,10 +163,11 @@ def main(argv=None):
             return 2
     out_dir.mkdir(parents=True, exist_ok=True)
     cfg = DemoConfig()
-    cfg.pretrain_epochs, cfg.precision = args.pretrain_epochs, args.precision
+    cfg.precision = args.precision
     if args.smoke:
         cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.bottleneck_dim = 2, 2, 32, 8
-        cfg.pretrain_epochs, cfg.finetune_epochs_pretrained, cfg.finetune_epochs_scratch = 2, 1, 1
+        cfg.pretrain_epochs = {"vanilla": 2, "perceiver": 2}
+        cfg.finetune_epochs_pretrained, cfg.finetune_epochs_scratch = 1, 1
     seeds = [int(s) for s in args.seeds.split(",")]
     curves, results = [], {}
     for seed in seeds:
@@ -177,6 +180,8 @@ def main(argv=None):
     for i, stage in enumerate(stages):
         cells = "".join(f"{results[s][i][1] * 100:8.1f}% {results[s][i][2]:5.0f}s" for s in seeds)
         print(f"{stage:38}{cells}")
+    totals = "".join(f"{'':10}{sum(r[2] for r in results[s]) / 60:5.1f}m" for s in seeds)
+    print(f"{'total time':38}{totals}")
     for path in write_curves(curves, out_dir):
         print(f"wrote {path}")
     return 0
