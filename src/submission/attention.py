@@ -44,16 +44,13 @@ def attend(q, k, v, mask, dropout_p=0.0, use_fused=False):
 class KVCache:
     """Keys and values of one attention layer, kept between the steps of incremental decoding.
 
-    q_start: absolute position of the first query of the next call (set by GPT.decode_step).
-    Growing (static=False, self-attention): the keys/values of each call's new positions are appended
-    into storage preallocated for `capacity` positions (the block size) and reused by later batches.
-    Static (static=True, the perceiver's up block): the keys/values come from the finished bottleneck;
-    they are computed on the first call and reused.
+    Each call appends the keys/values of its new key positions into storage preallocated for
+    `capacity` positions (the block size; reused by later batches), and its queries are placed at
+    absolute position q_start (set by GPT.decode_step), which picks the causal-mask rows.
     """
 
-    def __init__(self, capacity=0, static=False):
+    def __init__(self, capacity):
         self.capacity = capacity
-        self.static = static
         self.q_start = 0
         self.k = self.v = None  # the keys/values so far: (B, nh, length, hs), views of the storage
         self.length = 0
@@ -65,19 +62,16 @@ class KVCache:
         self.length = 0
 
     def _rows(self, like, rows):
-        """Views of the first `rows` rows of storage shaped like `like` (B, nh, T, hs), allocated if too small."""
-        _, nh, T, hs = like.shape
-        shape = (nh, max(T, self.capacity), hs)
-        if self._storage is None or self._storage[0].size(0) < rows or tuple(self._storage[0].shape[1:]) != shape \
-                or self._storage[0].dtype != like.dtype or self._storage[0].device != like.device:
-            self._storage = (like.new_empty(rows, *shape), like.new_empty(rows, *shape))
-        return self._storage[0][:rows], self._storage[1][:rows]
+        """Views of the first `rows` rows of storage for tensors like `like`, allocated if too small."""
+        shape = (like.size(1), self.capacity, like.size(3))
+        s = self._storage
+        if s is None or s[0].size(0) < rows or tuple(s[0].shape[1:]) != shape or s[0].dtype != like.dtype \
+                or s[0].device != like.device:
+            self._storage = s = (like.new_empty(rows, *shape), like.new_empty(rows, *shape))
+        return s[0][:rows], s[1][:rows]
 
     def add(self, k, v):
-        """Store the keys/values k, v (B, nh, T, hs) of new positions; return those of all positions."""
-        if self.static:
-            self.k, self.v, self.length = k, v, k.size(2)
-            return k, v
+        """Append the keys/values k, v (B, nh, T, hs) of new positions; return those of all positions."""
         if self.k is None:
             self.k, self.v = self._rows(k, k.size(0))
         T = k.size(2)
@@ -86,17 +80,10 @@ class KVCache:
         self.length += T
         return self.k[:, :, : self.length], self.v[:, :, : self.length]
 
-    def ready(self):
-        """True when static keys/values are stored and the key/value inputs need not be projected."""
-        return self.static and self.k is not None
-
     def select(self, rows):
         """Keep the batch rows `rows` (a LongTensor; repeats allowed), e.g. dropping finished sequences,
         or copying positions computed once for batch row 0 to every row."""
         if self.k is None:
-            return
-        if self.static:
-            self.k, self.v = self.k.index_select(0, rows), self.v.index_select(0, rows)
             return
         n = self.length  # only the filled positions are copied, into the reused storage
         k, v = self.k[:, :, :n].index_select(0, rows), self.v[:, :, :n].index_select(0, rows)
@@ -137,14 +124,12 @@ class _AttentionBase(nn.Module):
         q = self._heads(x_q, self.query)
         if q.size(0) != B:  # e.g. the perceiver basis C, shared by the whole batch: projected once
             q = q.expand(B, -1, -1, -1)
+        k, v = self._heads(x_kv, self.key), self._heads(x_kv, self.value)
         cache = self.kv_cache
-        if cache is not None and cache.ready():
-            k, v = cache.k, cache.v
-        else:
-            k, v = self._heads(x_kv, self.key), self._heads(x_kv, self.value)
-            if cache is not None:
-                k, v = cache.add(k, v)
-        q0 = cache.q_start if cache is not None else 0  # absolute position of the first query
+        q0 = 0  # absolute position of the first query
+        if cache is not None:  # incremental decoding: add the earlier positions' keys/values
+            k, v = cache.add(k, v)
+            q0 = cache.q_start
         p = self.attn_drop_p if self.training else 0.0
         y = attend(q, k, v, self.mask[q0 : q0 + Tq, : k.size(2)], p, self.use_fused(q))
         y = y.transpose(1, 2).contiguous().view(B, Tq, C)  # re-assemble all head outputs side by side

@@ -209,43 +209,39 @@ class GPT(nn.Module):
         LongTensor of batch indices, default all) selects the rows whose logits are wanted; the
         result has one row per entry.  Every row's tokens are taken in any case.
 
-        vanilla:   every self-attention layer keeps the keys/values of the positions seen (KVCache).
-        perceiver: bottleneck row j only sees inputs 0..j, so once m = bottleneck_dim positions are
-                   known the bottleneck is final; it is computed once, and each later position only
-                   runs the up block (whose keys/values, from the bottleneck, are cached too).  While
-                   fewer than m positions are known, the prefix of the wanted rows is recomputed.
+        Every attention layer keeps the keys/values it has seen (a KVCache), and the new positions
+        are its queries.  vanilla: the blocks run on the new positions.  perceiver: bottleneck row j
+        only sees inputs 0..j, so it is final as soon as input j is known; the down block (with the
+        basis rows of the new positions as its queries) and the inner blocks run on the new bottleneck
+        rows only, until all m = bottleneck_dim rows exist; the up block runs on the last position.
         """
         assert not self.training, "decode_step is for eval mode (call model.eval())"
         start, end = state.length, state.length + idx.size(1)
         assert end <= self.block_size, f"Cannot decode position {end - 1}, block size is {self.block_size}"
         state.length = end
+        x = self._embed(idx, start)
         if not self.perceiver:
-            x = self._embed(idx, start)
-            with state.attached([blk.attn for blk in self.blocks], start, self.block_size):
+            with state.attached([blk.attn for blk in self.blocks], start):
                 x = self.blocks(x)
         else:
-            state.tokens = idx if state.tokens is None else torch.cat([state.tokens, idx], dim=1)
             m = self.config.bottleneck_dim
-            if end < m:  # the bottleneck is not final yet: recompute it for the wanted rows
-                tokens = state.tokens if rows is None else state.tokens[rows]
-                if len(tokens) == 0:
-                    return self.head.weight.new_empty(0, self.config.vocab_size)
-                x_input = self._embed(tokens)
-                bottleneck = self.blocks(self.down_block(x_input))
-                with state.attached([self.up_block.attn], end - 1, self.block_size, static=True, keep=False):
-                    x = self.up_block(bottleneck, x_input[:, -1:])  # only the last position's logits
-                return self.head(self.ln_f(x[:, -1, :]))
-            if state.bottleneck is None:
-                state.bottleneck = self.blocks(self.down_block(self._embed(state.tokens[:, :m])))
-            x_input = self._embed(idx[:, -1:], end - 1)  # only the last position's logits are needed
-            with state.attached([self.up_block.attn], end - 1, self.block_size, static=True):
-                x = self.up_block(state.bottleneck, x_input)
+            a, b = min(start, m), min(end, m)  # the bottleneck rows that become final now
+            if a < b:
+                with state.attached([self.down_block.attn], a):  # keys: the inputs; queries: basis rows a..b-1
+                    y = torch.func.functional_call(self.down_block, {"C": self.down_block.C[:, a:b]}, (x,))
+                with state.attached([blk.attn for blk in self.blocks], a):
+                    y = self.blocks(y)
+            else:
+                y = x[:, :0]  # no new bottleneck rows: the up block's keys/values are all cached
+            with state.attached([self.up_block.attn], end - 1):
+                x = self.up_block(y, x[:, -1:])  # only the last position's logits are needed
         x = x[:, -1, :] if rows is None else x[rows, -1, :]
         return self.head(self.ln_f(x))
 
 
 class DecodeState:
-    """What GPT.decode_step keeps between calls for one batch of sequences decoded together."""
+    """What GPT.decode_step keeps between calls for one batch of sequences decoded together: the
+    number of positions seen and one KVCache per attention layer."""
 
     def __init__(self):
         self.caches = {}  # attention module -> KVCache
@@ -254,17 +250,14 @@ class DecodeState:
     def reset(self):
         """Start a new batch (the caches keep their storage, so its memory is reused)."""
         self.length = 0  # positions given so far
-        self.tokens = None  # perceiver: all tokens so far (B, length)
-        self.bottleneck = None  # perceiver: the finished bottleneck (B, m, n_embd)
         for cache in self.caches.values():
             cache.reset()
 
     @contextlib.contextmanager
-    def attached(self, modules, q_start, capacity, static=False, keep=True):
-        """Give each attention module its KVCache for the duration of one step (keep=False: a fresh
-        cache that is dropped afterwards, which only places the queries at q_start)."""
+    def attached(self, modules, q_start):
+        """Give each attention module its KVCache for one call; its queries start at position q_start."""
         for module in modules:
-            cache = self.caches.setdefault(module, KVCache(capacity, static)) if keep else KVCache(capacity, static)
+            cache = self.caches.setdefault(module, KVCache(module.mask.size(0)))
             cache.q_start = q_start
             module.kv_cache = cache
         try:
@@ -278,7 +271,3 @@ class DecodeState:
         sequences, or copy positions computed once for row 0 to every row."""
         for cache in self.caches.values():
             cache.select(rows)
-        if self.tokens is not None:
-            self.tokens = self.tokens.index_select(0, rows)
-        if self.bottleneck is not None:
-            self.bottleneck = self.bottleneck.index_select(0, rows)
