@@ -115,6 +115,18 @@ def test_batched_predictions_identical_to_one_at_a_time(trained, perceiver, batc
     assert any(len(q) + 1 + MAX_ANSWER_CHARS - 1 > BLOCK for q in questions)
 
 
+@pytest.mark.parametrize("perceiver", [False, True])
+def test_batched_predictions_with_a_shared_prefix(trained, perceiver):
+    """All of the world's questions start with "Where was " (10 positions, more than the bottleneck of
+    8): the shared positions are computed once and copied to every row."""
+    vocab, models, questions = trained
+    model = models[perceiver]
+    device = torch.device("cpu")
+    same = [q for q in questions if q.startswith("Where was ")]
+    reference = [predict_place(model, q, vocab, device) for q in same]
+    assert predict_places(model, same, vocab, device) == reference
+
+
 def test_batched_predictions_notice_a_position_shift(trained):
     """Left-padding the prompts (shifting their positions) changes answers: the comparison above
     would catch a decoder that got absolute positions wrong."""

@@ -44,41 +44,52 @@ def attend(q, k, v, mask, dropout_p=0.0, use_fused=False):
 class KVCache:
     """Keys and values of one attention layer, kept between the steps of incremental decoding.
 
-    q_start: absolute position of the first query of the next call (set by GPT.decode_step).
-    Growing (static=False, self-attention): the keys/values of each call's new positions are appended.
-    Static (static=True, the perceiver's up block): the keys/values come from the finished bottleneck;
-    they are computed on the first call and reused.
+    Each call appends the keys/values of its new key positions into storage preallocated for
+    `capacity` positions (the block size; reused by later batches), and its queries are placed at
+    absolute position q_start (set by GPT.decode_step), which picks the causal-mask rows.
     """
 
-    def __init__(self, capacity=0, static=False):
-        self.capacity = capacity  # positions to preallocate (the block size)
-        self.static = static
+    def __init__(self, capacity):
+        self.capacity = capacity
         self.q_start = 0
+        self.k = self.v = None  # the keys/values so far: (B, nh, length, hs), views of the storage
+        self.length = 0
+        self._storage = None  # (k, v) buffers of shape (rows, nh, capacity, hs), kept across reset()
+
+    def reset(self):
+        """Forget the keys/values (a new batch starts); keep the storage."""
         self.k = self.v = None
         self.length = 0
 
+    def _rows(self, like, rows):
+        """Views of the first `rows` rows of storage for tensors like `like`, allocated if too small."""
+        shape = (like.size(1), self.capacity, like.size(3))
+        s = self._storage
+        if s is None or s[0].size(0) < rows or tuple(s[0].shape[1:]) != shape or s[0].dtype != like.dtype \
+                or s[0].device != like.device:
+            self._storage = s = (like.new_empty(rows, *shape), like.new_empty(rows, *shape))
+        return s[0][:rows], s[1][:rows]
+
     def add(self, k, v):
-        """Store the keys/values k, v (B, nh, T, hs) of new positions; return those of all positions."""
-        if self.static:
-            self.k, self.v, self.length = k, v, k.size(2)
-            return k, v
-        B, nh, T, hs = k.shape
-        if self.k is None:  # preallocate a block's worth so each step writes in place
-            capacity = max(T, self.capacity)
-            self.k, self.v = k.new_empty(B, nh, capacity, hs), v.new_empty(B, nh, capacity, hs)
+        """Append the keys/values k, v (B, nh, T, hs) of new positions; return those of all positions."""
+        if self.k is None:
+            self.k, self.v = self._rows(k, k.size(0))
+        T = k.size(2)
         self.k[:, :, self.length : self.length + T] = k
         self.v[:, :, self.length : self.length + T] = v
         self.length += T
         return self.k[:, :, : self.length], self.v[:, :, : self.length]
 
-    def ready(self):
-        """True when static keys/values are stored and the key/value inputs need not be projected."""
-        return self.static and self.k is not None
-
     def select(self, rows):
-        """Keep only the batch rows `rows` (a LongTensor), e.g. when some sequences have finished."""
-        if self.k is not None:
-            self.k, self.v = self.k.index_select(0, rows), self.v.index_select(0, rows)
+        """Keep the batch rows `rows` (a LongTensor; repeats allowed), e.g. dropping finished sequences,
+        or copying positions computed once for batch row 0 to every row."""
+        if self.k is None:
+            return
+        n = self.length  # only the filled positions are copied, into the reused storage
+        k, v = self.k[:, :, :n].index_select(0, rows), self.v[:, :, :n].index_select(0, rows)
+        self.k, self.v = self._rows(self.k, len(rows))
+        self.k[:, :, :n] = k
+        self.v[:, :, :n] = v
 
 
 class _AttentionBase(nn.Module):
@@ -109,20 +120,18 @@ class _AttentionBase(nn.Module):
         return self.attn_impl == "fused"
 
     def _attend(self, x_kv, x_q):
-        if x_q.size(0) != x_kv.size(0):  # e.g. the perceiver basis C, shared by the whole batch
-            x_q = x_q.expand(x_kv.size(0), -1, -1)
-        B, Tq, C = x_q.size()
-        cache = self.kv_cache
-        if cache is not None and cache.ready():
-            k, v = cache.k, cache.v
-        else:
-            k, v = self._heads(x_kv, self.key), self._heads(x_kv, self.value)
-            if cache is not None:
-                k, v = cache.add(k, v)
+        B, (_, Tq, C) = x_kv.size(0), x_q.size()
         q = self._heads(x_q, self.query)
-        q0 = cache.q_start if cache is not None else 0  # absolute position of the first query
+        if q.size(0) != B:  # e.g. the perceiver basis C, shared by the whole batch: projected once
+            q = q.expand(B, -1, -1, -1)
+        k, v = self._heads(x_kv, self.key), self._heads(x_kv, self.value)
+        cache = self.kv_cache
+        q0 = 0  # absolute position of the first query
+        if cache is not None:  # incremental decoding: add the earlier positions' keys/values
+            k, v = cache.add(k, v)
+            q0 = cache.q_start
         p = self.attn_drop_p if self.training else 0.0
-        y = attend(q, k, v, self.mask[q0 : q0 + Tq, : k.size(2)], p, self.use_fused(x_q))
+        y = attend(q, k, v, self.mask[q0 : q0 + Tq, : k.size(2)], p, self.use_fused(q))
         y = y.transpose(1, 2).contiguous().view(B, Tq, C)  # re-assemble all head outputs side by side
         return self.resid_drop(self.proj(y))
 

@@ -205,56 +205,65 @@ class GPT(nn.Module):
         return logits, loss
 
     @torch.no_grad()
-    def decode_step(self, idx, state):
+    def decode_step(self, idx, state, rows=None):
         """Incremental decoding, for fast greedy evaluation (utils.predict_places); eval mode only.
 
         idx (B, T): the tokens at positions state.length .. state.length + T - 1 of B sequences whose
         earlier positions were passed in previous calls with the same `state` (a DecodeState).
-        Returns the logits (B, vocab) of the last of these positions: mathematically the same as
-        self(<all tokens so far>)[0][:, -1], but only the new positions are computed.
+        Returns the logits of the last of these positions: mathematically the same as
+        self(<all tokens so far>)[0][:, -1], but only the new positions are computed.  rows (a
+        LongTensor of batch indices, default all) selects the rows whose logits are wanted; the
+        result has one row per entry.  Every row's tokens are taken in any case.
 
-        vanilla:   every self-attention layer keeps the keys/values of the positions seen (KVCache).
-        perceiver: bottleneck row j only sees inputs 0..j, so once m = bottleneck_dim positions are
-                   known the bottleneck is final; it is computed once, and each later position only
-                   runs the up block (whose keys/values, from the bottleneck, are cached too).  While
-                   fewer than m positions are known, the whole prefix is recomputed (short and rare).
+        Every attention layer keeps the keys/values it has seen (a KVCache), and the new positions
+        are its queries.  vanilla: the blocks run on the new positions.  perceiver: bottleneck row j
+        only sees inputs 0..j, so it is final as soon as input j is known; the down block (with the
+        basis rows of the new positions as its queries) and the inner blocks run on the new bottleneck
+        rows only, until all m = bottleneck_dim rows exist; the up block runs on the last position.
         """
         assert not self.training, "decode_step is for eval mode (call model.eval())"
         start, end = state.length, state.length + idx.size(1)
         assert end <= self.block_size, f"Cannot decode position {end - 1}, block size is {self.block_size}"
+        state.length = end
+        x = self._embed(idx, start)
         if not self.perceiver:
-            x = self._embed(idx, start)
-            with state.attached([blk.attn for blk in self.blocks], start, self.block_size):
+            with state.attached([blk.attn for blk in self.blocks], start):
                 x = self.blocks(x)
         else:
-            state.tokens = idx if state.tokens is None else torch.cat([state.tokens, idx], dim=1)
             m = self.config.bottleneck_dim
-            if end < m:
-                state.length = end
-                return self(state.tokens)[0][:, -1, :]
-            if state.bottleneck is None:
-                state.bottleneck = self.blocks(self.down_block(self._embed(state.tokens[:, :m])))
-            x_input = self._embed(idx[:, -1:], end - 1)  # only the last position's logits are needed
-            with state.attached([self.up_block.attn], end - 1, self.block_size, static=True):
-                x = self.up_block(state.bottleneck, x_input)
-        state.length = end
-        return self.head(self.ln_f(x[:, -1, :]))
+            a, b = min(start, m), min(end, m)  # the bottleneck rows that become final now
+            if a < b:
+                with state.attached([self.down_block.attn], a):  # keys: the inputs; queries: basis rows a..b-1
+                    y = torch.func.functional_call(self.down_block, {"C": self.down_block.C[:, a:b]}, (x,))
+                with state.attached([blk.attn for blk in self.blocks], a):
+                    y = self.blocks(y)
+            else:
+                y = x[:, :0]  # no new bottleneck rows: the up block's keys/values are all cached
+            with state.attached([self.up_block.attn], end - 1):
+                x = self.up_block(y, x[:, -1:])  # only the last position's logits are needed
+        x = x[:, -1, :] if rows is None else x[rows, -1, :]
+        return self.head(self.ln_f(x))
 
 
 class DecodeState:
-    """What GPT.decode_step keeps between calls for one batch of sequences decoded together."""
+    """What GPT.decode_step keeps between calls for one batch of sequences decoded together: the
+    number of positions seen and one KVCache per attention layer."""
 
     def __init__(self):
-        self.length = 0  # positions given so far
         self.caches = {}  # attention module -> KVCache
-        self.tokens = None  # perceiver: all tokens so far (B, length)
-        self.bottleneck = None  # perceiver: the finished bottleneck (B, m, n_embd)
+        self.reset()
+
+    def reset(self):
+        """Start a new batch (the caches keep their storage, so its memory is reused)."""
+        self.length = 0  # positions given so far
+        for cache in self.caches.values():
+            cache.reset()
 
     @contextlib.contextmanager
-    def attached(self, modules, q_start, capacity, static=False):
-        """Give each attention module its KVCache for the duration of one step."""
+    def attached(self, modules, q_start):
+        """Give each attention module its KVCache for one call; its queries start at position q_start."""
         for module in modules:
-            cache = self.caches.setdefault(module, KVCache(capacity, static))
+            cache = self.caches.setdefault(module, KVCache(module.mask.size(0)))
             cache.q_start = q_start
             module.kv_cache = cache
         try:
@@ -264,10 +273,7 @@ class DecodeState:
                 module.kv_cache = None
 
     def select(self, rows):
-        """Keep only the batch rows `rows` (a LongTensor of indices), e.g. dropping finished sequences."""
+        """Keep the batch rows `rows` (a LongTensor of indices; repeats allowed): drop finished
+        sequences, or copy positions computed once for row 0 to every row."""
         for cache in self.caches.values():
             cache.select(rows)
-        if self.tokens is not None:
-            self.tokens = self.tokens.index_select(0, rows)
-        if self.bottleneck is not None:
-            self.bottleneck = self.bottleneck.index_select(0, rows)

@@ -61,7 +61,7 @@ def predict_place(model, question, vocab, device):
 
 
 @torch.no_grad()
-def predict_places(model, questions, vocab, device, batch_size=256):
+def predict_places(model, questions, vocab, device, batch_size=128):
     """The same predictions as [predict_place(model, q, vocab, device) for q in questions], fast.
 
     Greedy decoding of many questions at once with GPT.decode_step (each new character costs one
@@ -83,17 +83,18 @@ def predict_places(model, questions, vocab, device, batch_size=256):
             predictions[i] = predict_place(model, questions[i], vocab, device)
     fits.sort(key=lambda i: len(prompts[i]))
     mask_id = vocab.stoi[vocab.MASK_CHAR]
+    state = DecodeState()  # one for all batches: its key/value storage is reused
     for b in range(0, len(fits), batch_size):
         rows = fits[b : b + batch_size]
-        answers = _greedy_batch(model, [prompts[i] for i in rows], mask_id, device)
+        answers = _greedy_batch(model, [prompts[i] for i in rows], mask_id, device, state)
         for i, answer in zip(rows, answers):
             predictions[i] = vocab.decode(answer).split(vocab.MASK_CHAR)[0]
     return predictions
 
 
-def _greedy_batch(model, prompts, mask_id, device):
+def _greedy_batch(model, prompts, mask_id, device, state):
     """Greedy answers (lists of ids, up to MAX_ANSWER_CHARS, ending at the first mask_id) for prompts
-    that all fit in the block with MAX_ANSWER_CHARS - 1 more positions."""
+    that all fit in the block with MAX_ANSWER_CHARS - 1 more positions.  state: a DecodeState."""
     n = len(prompts)
     lengths = torch.tensor([len(p) for p in prompts])
     seq = torch.zeros(n, int(lengths.max()) + MAX_ANSWER_CHARS, dtype=torch.long)
@@ -102,25 +103,32 @@ def _greedy_batch(model, prompts, mask_id, device):
     generated = torch.zeros(n, dtype=torch.long)
     done = torch.zeros(n, dtype=torch.bool)
     active = torch.arange(n)  # the rows still in the decoding batch
-    state = DecodeState()
-    pos = int(lengths.min())  # position of the token predicted next
-    logits = model.decode_step(seq[:, :pos].to(device), state)
+    state.reset()
+    pos = int(lengths.min())  # the position predicted next
+    # positions every prompt shares (e.g. "Where was ") are computed once, for row 0, then copied
+    same = (seq[:, : pos - 1] == seq[:1, : pos - 1]).all(dim=0)
+    shared = int(same.long().cumprod(0).sum()) if n > 1 else 0
+    if shared:
+        model.decode_step(seq[:1, :shared].to(device), state, rows=torch.zeros(0, dtype=torch.long))
+        state.select(torch.zeros(n, dtype=torch.long, device=device))
+    tokens = seq[:, shared:pos]
     while True:
+        wanted = ((lengths[active] <= pos) & ~done[active]).nonzero()[:, 0]  # rows whose answer goes on
+        logits = model.decode_step(tokens.to(device), state, rows=wanted.to(device))
         # the same choice as sample(): the most probable token of the softmax
         nxt = torch.topk(F.softmax(logits.float(), dim=-1), k=1, dim=-1)[1][:, 0].cpu()
-        answering = pos >= lengths[active]  # rows whose prompt is used up: nxt is an answer character
-        seq[active[answering], pos] = nxt[answering]
-        new = active[answering & ~done[active]]
-        generated[new] += 1
-        done[new] |= (seq[new, pos] == mask_id) | (generated[new] >= MAX_ANSWER_CHARS)
+        rows = active[wanted]
+        seq[rows, pos] = nxt
+        generated[rows] += 1
+        done[rows] |= (nxt == mask_id) | (generated[rows] >= MAX_ANSWER_CHARS)
         still = ~done[active]
         if not still.any():
             break
-        if 4 * int((~still).sum()) >= len(active):  # drop finished rows once they are a quarter of the batch
+        if 8 * int((~still).sum()) >= len(active):  # drop finished rows once they are an eighth of the batch
             keep = still.nonzero()[:, 0]
             state.select(keep.to(device))
             active = active[keep]
-        logits = model.decode_step(seq[active, pos : pos + 1].to(device), state)
+        tokens = seq[active, pos : pos + 1]
         pos += 1
     return [seq[i, lengths[i] : lengths[i] + generated[i]].tolist() for i in range(n)]
 
