@@ -136,3 +136,47 @@ def test_batched_predictions_notice_a_position_shift(trained):
     reference = [predict_place(model, q, vocab, device) for q in questions[:20]]
     shifted = [predict_place(model, "    " + q, vocab, device) for q in questions[:20]]
     assert shifted != reference
+
+
+def _down_block_for_the_whole_basis_only(model):
+    """A valid DownProjectBlock.forward that decode_step cannot run on part of the basis: it expands C
+    to exactly bottleneck_dim rows (a student might write this)."""
+    block, m = model.down_block, model.config.bottleneck_dim
+
+    def forward(x_input):
+        C = block.C.expand(x_input.size(0), m, -1)
+        x = C + block.attn(block.ln1(x_input), C)
+        return x + block.mlp(block.ln2(x))
+
+    return block, "forward", forward
+
+
+def _decode_step_tilted(model):
+    """decode_step that runs but whose logits are wrong (tilted towards later tokens: enough to change
+    answers, so only the fallback keeps the predictions right)."""
+    original = model.decode_step
+
+    def tilted(*args, **kwargs):
+        logits = original(*args, **kwargs)
+        return logits + torch.linspace(0, 2, logits.size(-1))
+
+    return model, "decode_step", tilted
+
+
+@pytest.mark.parametrize("breakage", [_down_block_for_the_whole_basis_only, _decode_step_tilted])
+def test_batched_predictions_fall_back_when_decode_step_disagrees(trained, breakage, monkeypatch, capsys):
+    vocab, models, questions = trained
+    model = models[True]
+    device = torch.device("cpu")
+    reference = [predict_place(model, q, vocab, device) for q in questions]
+    monkeypatch.setattr(*breakage(model))
+    capsys.readouterr()
+    assert predict_places(model, questions, vocab, device) == reference
+    assert "one at a time" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("perceiver", [False, True])
+def test_batched_predictions_use_the_fast_path_on_a_sound_model(trained, perceiver, capsys):
+    vocab, models, questions = trained
+    predict_places(models[perceiver], questions, vocab, torch.device("cpu"))
+    assert capsys.readouterr().err == ""
