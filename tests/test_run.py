@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from conftest import ROOT
 
@@ -26,8 +27,10 @@ def run_sh(*args, env=None):
 def test_pretrain_finetune_evaluate(world, variant):
     path, people = world
     common = ["--variant", variant, "--pretrain_corpus_path", str(path / "wiki.txt"), *SMALL_FLAGS]
-    r = run_py("--function", "pretrain", "--writing_params_path", str(path / "pre.params"), *common)
+    # --compile is accepted everywhere; without CUDA it says it is ignored
+    r = run_py("--function", "pretrain", "--writing_params_path", str(path / "pre.params"), "--compile", *common)
     assert r.returncode == 0, r.stderr
+    assert ("--compile only applies on CUDA" in r.stderr) != torch.cuda.is_available()
     r = run_py("--function", "finetune", "--reading_params_path", str(path / "pre.params"),
                "--writing_params_path", str(path / "ft.params"),
                "--finetune_corpus_path", str(path / "birth_places_train.tsv"), *common)
