@@ -84,9 +84,9 @@ def find_data(requested):
     return path, f"{'--data' if requested else 'built-in course-sized world'} ({path})"
 
 
-class CourseCharCorruption(Dataset):
-    """Course-style span corruption: string slicing, then one dictionary lookup per character.
-    Draws the same random numbers as CharCorruptionDataset, so it yields the same examples."""
+class CourseStyle(Dataset):
+    """The course's way of serving a project dataset's lines: build strings, then look every character
+    up in a dictionary on each access."""
 
     def __init__(self, fast):
         self.data, self.stoi, self.block_size = fast.data, fast.stoi, fast.block_size
@@ -94,6 +94,14 @@ class CourseCharCorruption(Dataset):
 
     def __len__(self):
         return len(self.data)
+
+    def ids(self, s):
+        return torch.tensor([self.stoi[c] for c in s], dtype=torch.long)
+
+
+class CourseCharCorruption(CourseStyle):
+    """Course-style span corruption.  Draws the same random numbers as CharCorruptionDataset, so it
+    yields the same examples."""
 
     def __getitem__(self, idx):
         doc = self.data[idx][: random.randint(4, int(self.block_size * 7 / 8))]
@@ -103,28 +111,18 @@ class CourseCharCorruption(Dataset):
         s = (doc[:start] + self.MASK_CHAR + doc[start + masked_len:] + self.MASK_CHAR
              + doc[start:start + masked_len])
         s = s + self.PAD_CHAR * (self.block_size - len(s))
-        x = torch.tensor([self.stoi[c] for c in s[:-1]], dtype=torch.long)
-        y = torch.tensor([self.stoi[c] for c in s[1:]], dtype=torch.long)
-        return x, y
+        return self.ids(s[:-1]), self.ids(s[1:])
 
 
-class CourseNameDataset(Dataset):
-    """Course-style birthplace data: builds the strings and looks up every character per access."""
-
-    def __init__(self, fast):
-        self.data, self.stoi, self.block_size = fast.data, fast.stoi, fast.block_size
-        self.MASK_CHAR, self.PAD_CHAR = fast.MASK_CHAR, fast.PAD_CHAR
-
-    def __len__(self):
-        return len(self.data)
+class CourseNameDataset(CourseStyle):
+    """Course-style birthplace data (the same examples as NameDataset)."""
 
     def __getitem__(self, idx):
         inp, oup = self.data[idx].split("\t")
         x = inp + self.MASK_CHAR + oup + self.MASK_CHAR
         x = x + self.PAD_CHAR * (self.block_size - len(x))
         y = self.PAD_CHAR * (len(inp) - 1) + x[len(inp):]
-        return (torch.tensor([self.stoi[c] for c in x[:-1]], dtype=torch.long),
-                torch.tensor([self.stoi[c] for c in y], dtype=torch.long))
+        return self.ids(x[:-1]), self.ids(y)
 
 
 # ----------------------------------------------------------------------------------------- helpers
