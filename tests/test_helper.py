@@ -171,3 +171,25 @@ def test_loss_stays_fp32_under_bf16_autocast():
         logits, loss = model(idx, idx)
     assert logits.dtype == torch.bfloat16 and loss.dtype == torch.float32
     assert all(p.dtype == torch.float32 for p in model.parameters())
+
+
+def test_one_dataloader_for_the_whole_run(corpus, tmp_path, monkeypatch):
+    """The course made a new DataLoader (and started its workers) every epoch; ours is made once, with
+    persistent workers, and iterated once per epoch."""
+    from submission import trainer as trainer_module
+
+    made = []
+
+    class CountingLoader(trainer_module.DataLoader):
+        def __init__(self, *args, **kwargs):
+            made.append(kwargs)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(trainer_module, "DataLoader", CountingLoader)
+    path, ds = corpus
+    model = GPT(small_config(ds.vocab_size))
+    tconf, trainer = helper.finetune(None, path / "birth_places_train.tsv", ds, 64, model)
+    tconf.max_epochs, tconf.batch_size, tconf.num_workers, tconf.show_progress = 3, 16, 1, False
+    helper.train(model, tmp_path / "out.params", trainer)
+    assert len(made) == 1 and made[0]["persistent_workers"] is True
+    assert {epoch for epoch, *_ in trainer.losses} == {1, 2, 3}
