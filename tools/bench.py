@@ -277,19 +277,26 @@ def bench_attention_choice(vocab, rounds, device, summary):
                     f"{tps['fused'] / tps['math']:.2f}")
 
 
+def run_steps(model, dataset, steps, batch_size, lr, device, precision="auto", generator=None):
+    """`steps` default-path training steps (Trainer.train_step) on shuffled batches of dataset: the
+    losses and the seconds the steps took."""
+    trainer = Trainer(model, dataset, None, TrainerConfig(batch_size=batch_size, learning_rate=lr, precision=precision,
+                                                          device=str(device), show_progress=False))
+    trainer.setup()
+    batches = forever(DataLoader(dataset, shuffle=True, batch_size=batch_size, generator=generator))
+    t0 = time.perf_counter()
+    losses = [trainer.train_step(*next(batches))[0].item() for _ in range(steps)]
+    return losses, time.perf_counter() - t0
+
+
 # ----------------------------------------------------------------------------------------- (b) evaluation
 
 
 def bench_evaluation(vocab, names, questions, perceiver, subset, train_steps, device, summary):
     label = "perceiver" if perceiver else "vanilla"
     model = build_model(vocab.vocab_size, perceiver)
-    if train_steps:  # a briefly finetuned model answers like a trained one (a place, then MASK_CHAR)
-        trainer = Trainer(model, names, None, TrainerConfig(batch_size=64, learning_rate=6e-4, device=str(device),
-                                                            show_progress=False))
-        trainer.setup()
-        batches = forever(DataLoader(names, shuffle=True, batch_size=64))
-        for _ in range(train_steps):
-            trainer.train_step(*next(batches))
+    # a briefly finetuned model answers like a trained one (a place, then MASK_CHAR)
+    run_steps(model, names, train_steps, 64, 6e-4, device)
     model.to(device).eval()
     # one at a time on an evenly spread subset, each question timed (the median is robust to
     # load spikes), alternating with the batched runs (the best of them)
@@ -357,17 +364,8 @@ def short_run(vocab, precision, steps, seed, device, size):
     random.seed(seed)
     model = build_model(vocab.vocab_size, False, seed=seed, **size)
     torch.manual_seed(seed)
-    trainer = Trainer(model, vocab, None, TrainerConfig(batch_size=32, learning_rate=1e-3, precision=precision,
-                                                        device=str(device), show_progress=False))
-    trainer.setup()
-    gen = torch.Generator().manual_seed(seed)
-    batches = forever(DataLoader(vocab, shuffle=True, batch_size=32, generator=gen))
-    losses = []
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        loss, _ = trainer.train_step(*next(batches))
-        losses.append(loss.item())
-    elapsed = time.perf_counter() - t0
+    losses, elapsed = run_steps(model, vocab, steps, 32, 1e-3, device, precision,
+                                generator=torch.Generator().manual_seed(seed))
     tail = losses[-max(10, steps // 6):]
     return statistics.mean(tail), statistics.stdev(tail) / math.sqrt(len(tail)), elapsed
 
@@ -471,7 +469,8 @@ def main():
     p.add_argument("--quick", action="store_true", help="a shrunken smoke run; its numbers are rough")
     p.add_argument("--data", help="folder with wiki.txt, birth_places_train.tsv, birth_dev.tsv")
     p.add_argument("--device", help="cuda or cpu (default: the fastest available)")
-    p.add_argument("--rounds", type=int, help="timed steps per training path (default 4, finetuning one fewer; --quick 1)")
+    p.add_argument("--rounds", type=int,
+                   help="timed steps per training path (default 4, finetuning one fewer; --quick 1)")
     p.add_argument("--eval-subset", type=int, help="questions answered one at a time (default 45; --quick 9)")
     p.add_argument("--eval-train-steps", type=int,
                    help="finetuning steps before the evaluation benchmark so the model answers like a trained one "
