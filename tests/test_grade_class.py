@@ -1,0 +1,200 @@
+"""tools/grade_class.py: a folder of synthetic submissions graded into one CSV, with copying flagged.
+
+The submissions are made here: the reference code with small fake prediction files on the tiny world of
+conftest. Only a few grader tests run (--tests) so that grading six submissions stays quick.
+"""
+
+import csv
+import random
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SRC, make_world
+
+sys.path.insert(0, str(ROOT / "tools"))
+import grade_class  # noqa: E402
+
+PLACES = ["Paris", "Rome", "Oslo", "Lima", "Tokyo", "Cairo", "Quito", "Berlin"]
+TESTS = ["1c-0-basic", "1d", "1e-0-basic"]
+
+
+def answers(data, split):
+    name = "birth_dev.tsv" if split == "dev" else "birth_test.tsv"
+    return [line.split("\t")[1] for line in (data / name).read_text(encoding="utf-8").splitlines()]
+
+
+def fake_predictions(data, seed):
+    """{file: text}: each line the right place with probability 1/2, else a random place."""
+    rng = random.Random(seed)
+    out = {}
+    for fname in grade_class.PREDICTION_FILES:
+        gold = answers(data, "dev" if ".dev." in fname else "test")
+        out[fname] = "".join((a if rng.random() < 0.5 else rng.choice(PLACES)) + "\n" for a in gold)
+    return out
+
+
+def deliverables(data, seed, drop=(), edits=None):
+    """{name: bytes}: the reference's .py files (edited), fake predictions, stand-in params files."""
+    files = {p.name: p.read_bytes() for p in sorted((SRC / "submission").glob("*.py"))}
+    for name, (old, new) in (edits or {}).items():
+        assert old.encode() in files[name]
+        files[name] = files[name].replace(old.encode(), new.encode(), 1)
+    files.update({k: v.encode() for k, v in fake_predictions(data, seed).items()})
+    files.update({name: b"not a real state dict" for name in grade_class.PARAMS_FILES})
+    return {k: v for k, v in files.items() if k not in drop}
+
+
+def write_zip(path, files, prefix=""):
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in files.items():
+            zf.writestr(prefix + name, data)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    d = tmp_path_factory.mktemp("data")
+    people = make_world(d)
+    cut = 3 * len(people) // 4
+    (d / "birth_test.tsv").write_text("".join(f"Where was {n} born?\t{p}\n" for n, p in people[cut:]),
+                                      encoding="utf-8")
+    return d
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory, data):
+    """Six submissions graded once: (folder, out csv, stdout, exit status)."""
+    root = tmp_path_factory.mktemp("class")
+    subs = root / "submissions"
+    subs.mkdir()
+    write_zip(subs / "alice.zip", deliverables(data, 1))                                  # the flat zip
+    write_zip(subs / "bob.zip", deliverables(data, 1), prefix="src/submission/")         # alice's predictions
+    carol = subs / "carol"                                                               # a folder
+    carol.mkdir()
+    for name, content in deliverables(data, 3).items():
+        (carol / name).write_bytes(content)
+    write_zip(subs / "dave.zip", deliverables(data, 4, edits={"dataset.py": ("import random", "import no_such_module_xyz\nimport random")}))
+    (subs / "erin.zip").write_bytes(b"PK\x03\x04 this is not really a zip file")          # broken
+    write_zip(subs / "frank.zip", deliverables(data, 6, drop=("model.py", "perceiver.pretrain.test.predictions")),
+              prefix="frank_hw5/")
+    (subs / "notes.txt").write_text("not a submission", encoding="utf-8")
+    out = root / "grades.csv"
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "grade_class.py"), str(subs), "--out", str(out),
+                           "--data-dir", str(data), "--jobs", "2", "--tests", *TESTS],
+                          capture_output=True, text=True, timeout=600)
+    return subs, out, proc
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return {row["submission"]: row for row in csv.DictReader(f)}
+
+
+def test_a_class_is_graded_into_one_row_per_submission(graded, data):
+    subs, out, proc = graded
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = read_csv(out)
+    assert sorted(rows) == ["alice", "bob", "carol", "dave", "erin", "frank"]
+    for name in ("alice", "bob", "carol"):  # the reference code earns every point of the basic tests run
+        assert rows[name]["graded"] == "yes", rows[name]
+        assert rows[name]["1c-0-basic"] == "1" and rows[name]["1e-0-basic"] == "1", rows[name]
+        assert rows[name]["problems"] == "", rows[name]
+    assert rows["alice"]["max"] == rows["carol"]["max"] != ""
+    # accuracy of each prediction file against the answers, computed here independently
+    for name, seed in (("alice", 1), ("carol", 3)):
+        for fname, text in fake_predictions(data, seed).items():
+            gold = answers(data, "dev" if ".dev." in fname else "test")
+            want = sum(p == a for p, a in zip(text.splitlines(), gold)) / len(gold)
+            assert float(rows[name][f"accuracy:{fname}"]) == pytest.approx(want, abs=1e-4)
+    assert "1d-0-hidden" in rows["alice"] and "1g-0-basic" not in rows["alice"]  # only the selected tests
+
+
+def test_broken_zip_import_error_and_missing_files_are_rows_with_a_reason(graded):
+    _, out, proc = graded
+    rows = read_csv(out)
+    assert rows["erin"]["graded"] == "no" and "cannot read the submission" in rows["erin"]["problems"]
+    assert rows["erin"]["total"] == ""
+    dave = rows["dave"]
+    assert dave["graded"] == "yes"
+    assert "importing submission/dataset.py raised ModuleNotFoundError" in dave["problems"], dave
+    assert dave["1e-0-basic"] == "0" and dave["1c-0-basic"] == "0"
+    frank = rows["frank"]
+    assert frank["graded"] == "yes"
+    assert "missing: model.py" in frank["problems"] and "perceiver.pretrain.test.predictions" in frank["problems"]
+    assert frank["1e-0-basic"] == "1" and frank["1c-0-basic"] == "0"  # the dataset does not need model.py
+    assert frank["accuracy:perceiver.pretrain.test.predictions"] == ""
+    assert "erin: cannot read the submission" in proc.stdout
+
+
+def test_identical_predictions_are_flagged_as_a_pair(graded):
+    _, out, proc = graded
+    with open(out.with_name("grades.pairs.csv"), newline="", encoding="utf-8") as f:
+        pairs = list(csv.DictReader(f))
+    assert {(p["submission_a"], p["submission_b"]) for p in pairs} == {("alice", "bob")}
+    assert sorted(p["file"] for p in pairs) == sorted(grade_class.PREDICTION_FILES)
+    assert all(float(p["fraction_same"]) == 1.0 and int(p["same_wrong_answers"]) > 0 for p in pairs)
+    assert "alice ~ bob" in proc.stdout
+
+
+def test_a_rerun_grades_only_new_or_changed_submissions(graded, data, monkeypatch, capsys):
+    subs, out, _ = graded
+    before = out.read_text(encoding="utf-8")
+    calls = []
+
+    def fake_grade(name, path, cfg, cpus):
+        calls.append(name)
+        return {"version": grade_class.CACHE_VERSION, "name": name, "fingerprint": grade_class.fingerprint(path),
+                "graded": False, "results": None, "problems": ["regraded"], "files": [], "seconds": 0.0}
+
+    monkeypatch.setattr(grade_class, "grade_one", fake_grade)
+    argv = [str(subs), "--out", str(out), "--data-dir", str(data), "--jobs", "2", "--tests", *TESTS]
+    assert grade_class.main(argv) == 0
+    assert calls == [] and out.read_text(encoding="utf-8") == before  # everything came from the cache
+    # a changed submission is graded again, and only it
+    (subs / "carol" / "vanilla.pretrain.dev.predictions").write_text("Paris\n" * 10, encoding="utf-8")
+    assert grade_class.main(argv) == 0
+    assert calls == ["carol"]
+    assert grade_class.main(argv + ["--regrade"]) == 0
+    assert sorted(calls[1:]) == ["alice", "bob", "carol", "dave", "erin", "frank"]
+
+
+def test_nearly_identical_means_at_least_98_percent_of_lines():
+    rng = random.Random(0)
+    base = [rng.choice(PLACES) for _ in range(100)]
+
+    def changed(k):
+        return [("Nowhere" if i < k else p) for i, p in enumerate(base)]
+
+    preds = {"a": {"vanilla.pretrain.dev.predictions": base},
+             "b": {"vanilla.pretrain.dev.predictions": changed(2)},   # 98 % the same: flagged with a
+             "c": {"vanilla.pretrain.dev.predictions": changed(3)},   # 97 %: not with a, but 99 % with b
+             "d": {"vanilla.pretrain.dev.predictions": base[:99]}}    # other length: never compared
+    pairs = grade_class.similar_pairs(preds, {})
+    assert {(p[0], p[1]) for p in pairs} == {("a", "b"), ("b", "c")}
+    assert [p[5] for p in pairs] == [0.98, 0.99]
+
+
+@pytest.mark.parametrize("layout", ["flat", "src/submission/", "one_folder/", "one_folder/submission/"])
+def test_zip_layouts_are_found(tmp_path, layout):
+    files = {"model.py": b"x = 1\n", "helper.py": b"", "vanilla.pretrain.dev.predictions": b"Paris\n"}
+    path = tmp_path / "s.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, content in files.items():
+            zf.writestr(("" if layout == "flat" else layout) + name, content)
+        zf.writestr("__MACOSX/._model.py", b"junk")
+    copied, problems = grade_class.unpack(path, tmp_path / "out")
+    assert copied == sorted(files) and problems == []
+    assert (tmp_path / "out" / "model.py").read_bytes() == b"x = 1\n"
+
+
+def test_user_errors_exit_2_with_one_sentence(tmp_path, capsys):
+    assert grade_class.main([str(tmp_path / "nope"), "--out", str(tmp_path / "g.csv")]) == 2
+    assert "is not a folder" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert grade_class.main([str(tmp_path / "empty"), "--out", str(tmp_path / "g.csv")]) == 2
+    assert "holds no submissions" in capsys.readouterr().err
+    assert not (tmp_path / "g.csv").exists()

@@ -1,0 +1,569 @@
+#!/usr/bin/env python3
+"""Grade a whole class: every submission in a folder, one CSV row each, and a list of possible copying.
+
+  python tools/grade_class.py SUBMISSIONS_DIR --out grades.csv
+  python tools/grade_class.py SUBMISSIONS_DIR --out grades.csv --regrade     # grade everything again
+  python tools/grade_class.py SUBMISSIONS_DIR --out grades.csv --tests 1d 1e # only some tests (quick look)
+
+A submission is a zip (the one `./run.sh collect_submission` makes; its files may sit at the top level, under
+src/submission/ or under one folder) or a folder. Each one is graded exactly like a single student run: its
+deliverables (the submission package's .py files, the six prediction files and the params files) are laid
+into a fresh temporary copy of this repository's grader, and `python grader.py --json results.json` runs
+there in a subprocess, with the grader's own per-test worker processes and time limits. Several submissions
+are graded at a time (--jobs, default: the usable cores; each grader is pinned to its share of them).
+
+Outputs, beside --out (grades.csv):
+  grades.csv          one row per submission: per-test points, total, accuracy of each prediction file
+                      against the answers in the data folder, and the problems found (broken zip, missing
+                      files, code that does not import, a grader that did not finish)
+  grades.pairs.csv    pairs of submissions whose prediction files agree on >= 98 % of their lines, wrong
+                      answers included: possible copying, for a person to look at (also printed)
+  grades.png          histograms of the totals and accuracies (only when matplotlib is installed)
+  grades.cache/       one result per submission; a re-run grades only new or changed submissions
+                      (--regrade grades all of them again)
+
+The reference solution for the hidden tests is this repository's src/submission (or --solution-dir); the
+held-out answers come from the data folder (--data-dir, default src/data).
+"""
+
+import argparse
+import csv
+import hashlib
+import json
+import os
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+import zlib
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from tqdm import tqdm
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+
+PREDICTION_FILES = [
+    "vanilla.nopretrain.dev.predictions",
+    "vanilla.nopretrain.test.predictions",
+    "vanilla.pretrain.dev.predictions",
+    "vanilla.pretrain.test.predictions",
+    "perceiver.pretrain.dev.predictions",
+    "perceiver.pretrain.test.predictions",
+]
+PARAMS_FILES = [
+    "vanilla.model.params",
+    "vanilla.pretrain.params",
+    "vanilla.finetune.params",
+    "perceiver.pretrain.params",
+    "perceiver.finetune.params",
+]
+# The answers each prediction file is scored against: dev answers ship with the data, test answers are
+# held out (birth_test.tsv exists only where submissions are graded).
+GOLD_FILES = {"dev": "birth_dev.tsv", "test": "birth_test.tsv"}
+SIMILAR = 0.98  # fraction of identical lines above which two prediction files are flagged
+CACHE_VERSION = 1
+
+
+class UserError(Exception):
+    """A mistake in how the tool was called: one sentence, exit status 2."""
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Reading submissions.
+
+
+def code_files():
+    """The submission package's Python files (the reference's list); __init__.py is optional."""
+    return sorted(p.name for p in (SRC / "submission").glob("*.py"))
+
+
+def deliverable_names():
+    return set(code_files()) | set(PREDICTION_FILES) | set(PARAMS_FILES)
+
+
+def find_submissions(folder):
+    """(name, path) of every zip and sub-folder of folder, sorted by name; other files are ignored."""
+    subs = []
+    for path in sorted(Path(folder).iterdir()):
+        if path.name.startswith(".") or path.name == "__MACOSX":
+            continue
+        if path.is_dir():
+            subs.append((path.name, path))
+        elif path.suffix.lower() == ".zip":
+            subs.append((path.stem, path))
+    return subs
+
+
+def fingerprint(path):
+    """Changes when the submission changes: name, size and modification time of each of its files."""
+    h = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for p in files:
+        st = p.stat()
+        h.update(f"{p.relative_to(path) if path.is_dir() else p.name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def pick_base(relpaths):
+    """The folder (a relative path, '' for the top) holding the most deliverables; ties go to the shallower.
+    This accepts the flat zip, src/submission/..., submission/... or any single enclosing folder."""
+    wanted = deliverable_names()
+    counts = {}
+    for rel in relpaths:
+        parts = rel.split("/")
+        if parts[-1] in wanted and not any(p in ("__MACOSX",) or p.startswith(".") for p in parts):
+            base = "/".join(parts[:-1])
+            counts[base] = counts.get(base, 0) + 1
+    if not counts:
+        return None
+    return min(counts, key=lambda b: (-counts[b], b.count("/"), b))
+
+
+def is_deliverable(name):
+    return name.endswith(".py") or name in PREDICTION_FILES or name in PARAMS_FILES
+
+
+def unpack(path, dest):
+    """Copy the submission's deliverables from a zip or a folder into the folder dest.
+    Returns (names copied, problems). A broken zip raises zipfile.BadZipFile (or zlib.error / OSError)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    copied = []
+    if path.is_dir():
+        rels = [p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file()]
+        base = pick_base(rels)
+        if base is None:
+            return [], ["no deliverables found (no submission .py, .predictions or .params files)"]
+        for p in sorted((path / base).iterdir()):
+            if p.is_file() and is_deliverable(p.name):
+                shutil.copyfile(p, dest / p.name)
+                copied.append(p.name)
+        return copied, []
+    with zipfile.ZipFile(path) as zf:
+        infos = [i for i in zf.infolist() if not i.is_dir()]
+        base = pick_base([i.filename.replace("\\", "/") for i in infos])
+        if base is None:
+            return [], ["no deliverables found in the zip (no submission .py, .predictions or .params files)"]
+        for info in infos:
+            parts = info.filename.replace("\\", "/").split("/")
+            name = parts[-1]
+            if "/".join(parts[:-1]) != base or not is_deliverable(name):
+                continue
+            # the member is written under its bare name: a path inside the zip never decides where it lands
+            with zf.open(info) as src, open(dest / name, "wb") as out:
+                shutil.copyfileobj(src, out, 1 << 20)
+            copied.append(name)
+    return sorted(copied), []
+
+
+def read_lines(path):
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.rstrip("\r").strip() for line in lines]
+
+
+def load_answers(data_dir):
+    """{prediction file: [answers]} for the splits whose answer file is in data_dir."""
+    answers = {}
+    for fname in PREDICTION_FILES:
+        gold = Path(data_dir) / GOLD_FILES[fname.split(".")[2]]
+        if gold.is_file():
+            rows = [line.split("\t") for line in read_lines(gold) if line]
+            answers[fname] = [r[1].strip() if len(r) > 1 else "" for r in rows]
+    return answers
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Grading one submission.
+
+
+IMPORT_PROBLEM = re.compile(r"(submission/\w+\.py has a syntax error[^\n]*"
+                            r"|importing submission/\w+\.py (?:raised|did not finish)[^\n]*)")
+
+
+def import_problems(results):
+    """The distinct import failures the grader reported (a missing file is listed separately)."""
+    seen = []
+    for t in results.get("tests", []):
+        for m in IMPORT_PROBLEM.findall(t.get("output", "")):
+            if m not in seen:
+                seen.append(m)
+    return seen
+
+
+def grade_one(name, path, cfg, cpus):
+    """Grade one submission in a fresh temporary folder. Returns its cache record (never raises for
+    anything the submission can cause)."""
+    record = {"version": CACHE_VERSION, "name": name, "source": str(path), "fingerprint": fingerprint(path),
+              "graded": False, "results": None, "problems": [], "files": [], "seconds": 0.0}
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="grade_class_") as tmp:
+        src = Path(tmp) / "src"
+        # the grader files of this repository (grader.py, its harness modules, points.json), never the
+        # instructor's submission: a file the student left out must be missing, not the reference's
+        src.mkdir()
+        for p in cfg["grader_files"]:
+            shutil.copyfile(p, src / p.name)
+        sub = src / "submission"
+        try:
+            copied, problems = unpack(path, sub)
+        except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError) as e:
+            record["problems"].append(f"cannot read the submission ({type(e).__name__}: {e}); not graded")
+            return record
+        record["files"] = copied
+        record["problems"] += problems
+        missing = [n for n in cfg["required"] if n not in copied]
+        if missing:
+            record["problems"].append("missing: " + ", ".join(missing))
+        if not any(n.endswith(".py") for n in copied):
+            record["problems"].append("no Python files: not graded")
+            return record
+        cmd = [sys.executable, str(src / "grader.py"), "--json", str(Path(tmp) / "results.json"),
+               "--data-dir", str(cfg["data_dir"]), "--solution-dir", str(cfg["solution_dir"]),
+               "--timeout-scale", str(cfg["timeout_scale"])] + list(cfg["tests"])
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GRADER_")}
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+
+        def pin():  # in the child: its share of the cores, so that parallel graders do not compete
+            if cpus and hasattr(os, "sched_setaffinity"):
+                os.sched_setaffinity(0, cpus)
+
+        try:
+            proc = subprocess.run(cmd, cwd=str(src), env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                                  timeout=cfg["outer_timeout"], preexec_fn=pin)
+        except subprocess.TimeoutExpired:
+            record["problems"].append(f"the grader did not finish within {cfg['outer_timeout']:.0f} s; not graded")
+            record["seconds"] = time.monotonic() - started
+            return record
+        record["seconds"] = time.monotonic() - started
+        out = Path(tmp) / "results.json"
+        if proc.returncode != 0 or not out.is_file():
+            tail = proc.stderr.decode("utf-8", errors="replace").strip().splitlines()[-1:] or ["no output"]
+            record["problems"].append(f"the grader failed (exit status {proc.returncode}: {tail[0][:300]}); "
+                                      "not graded")
+            return record
+        record["results"] = json.loads(out.read_text(encoding="utf-8"))
+        record["graded"] = True
+        record["problems"] += import_problems(record["results"])
+    return record
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Predictions: accuracy and similarity.
+
+
+def submission_predictions(path):
+    """{prediction file: [lines]} read straight from the submission (zip or folder); {} if unreadable."""
+    preds = {}
+    try:
+        if path.is_dir():
+            rels = [p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file()]
+            base = pick_base(rels)
+            for fname in PREDICTION_FILES:
+                p = path / (base or "") / fname
+                if base is not None and p.is_file():
+                    preds[fname] = read_lines(p)
+        else:
+            with zipfile.ZipFile(path) as zf:
+                names = [i.filename.replace("\\", "/") for i in zf.infolist() if not i.is_dir()]
+                base = pick_base(names)
+                for fname in PREDICTION_FILES:
+                    member = f"{base}/{fname}" if base else fname
+                    if base is not None and member in names:
+                        text = zf.read(member).decode("utf-8", errors="replace")
+                        lines = text.split("\n")
+                        if lines and lines[-1] == "":
+                            lines.pop()
+                        preds[fname] = [line.rstrip("\r").strip() for line in lines]
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError):
+        return {}
+    return preds
+
+
+def accuracy(lines, answers):
+    if lines is None or answers is None or len(lines) != len(answers) or not answers:
+        return None
+    return sum(p == a for p, a in zip(lines, answers)) / len(answers)
+
+
+def similar_pairs(preds_by_name, answers, threshold=SIMILAR):
+    """Rows (a, b, file, lines, same, fraction, same_wrong) for every pair of submissions and prediction file
+    whose lines agree on at least `threshold` of them. Vectorised per file: each distinct line gets an
+    integer id, so a class of hundreds is a few numpy comparisons, not a Python loop over line pairs."""
+    import numpy as np
+
+    rows = []
+    for fname in PREDICTION_FILES:
+        have = [(n, p[fname]) for n, p in preds_by_name.items() if fname in p and p[fname]]
+        by_length = {}
+        for n, lines in have:
+            by_length.setdefault(len(lines), []).append((n, lines))  # only files of equal length compare
+        gold = answers.get(fname)
+        for length, group in by_length.items():
+            if len(group) < 2:
+                continue
+            ids = {}
+            mat = np.array([[ids.setdefault(line, len(ids)) for line in lines] for _, lines in group])
+            wrong = None
+            if gold is not None and len(gold) == length:
+                g = np.array([ids.get(a, -1) for a in gold])
+                wrong = mat != g
+            for i in range(len(group) - 1):
+                same = mat[i] == mat[i + 1:]
+                frac = same.mean(axis=1)
+                for k in np.nonzero(frac >= threshold)[0]:
+                    j = i + 1 + int(k)
+                    same_wrong = int((same[k] & wrong[i]).sum()) if wrong is not None else ""
+                    rows.append((group[i][0], group[j][0], fname, length, int(same[k].sum()),
+                                 round(float(frac[k]), 4), same_wrong))
+    rows.sort(key=lambda r: (r[0], r[1], PREDICTION_FILES.index(r[2])))
+    return rows
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Writing the outputs (each written to a temporary name, then renamed: an interrupted run never leaves
+# half a file in place of an earlier one).
+
+
+def atomic_write_text(path, text):
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def write_csv(path, header, rows):
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    tmp.replace(path)
+
+
+def grade_rows(records, test_ids, preds, answers):
+    header = (["submission", "graded", "total", "max"] + list(test_ids)
+              + [f"accuracy:{f}" for f in PREDICTION_FILES] + ["problems"])
+    rows, totals, accs = [], [], {f: [] for f in PREDICTION_FILES}
+    for name, rec in records:
+        res = rec.get("results") or {}
+        by_id = {t.get("number"): t for t in res.get("tests", [])}
+        points = []
+        for tid in test_ids:
+            t = by_id.get(tid)
+            if t is None:
+                points.append("")
+            elif "status" not in t and t.get("score", 0) == 0:
+                points.append("pending")
+            else:
+                points.append(f"{t['score']:g}")
+        maximum = sum(t.get("max_score", 0) for t in res.get("tests", []) if "extra credit" not in t.get("tags", []))
+        total = f"{res['score']:g}" if rec.get("graded") else ""
+        if rec.get("graded"):
+            totals.append(res["score"])
+        acc_cells = []
+        for f in PREDICTION_FILES:
+            a = accuracy(preds.get(name, {}).get(f), answers.get(f))
+            acc_cells.append("" if a is None else f"{a:.4f}")
+            if a is not None:
+                accs[f].append(a)
+        rows.append([name, "yes" if rec.get("graded") else "no", total, maximum if rec.get("graded") else ""]
+                    + points + acc_cells + ["; ".join(rec.get("problems", []))])
+    return header, rows, totals, accs
+
+
+def plot(path, totals, accs):
+    """Histograms of the totals and of each prediction file's accuracy, if matplotlib is installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    panels = [("total points", totals)] + [(f, v) for f, v in accs.items() if v]
+    cols = 2
+    rows = (len(panels) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(10, 3 * rows), squeeze=False)
+    for ax, (title, values) in zip(axes.flat, panels):
+        ax.hist(values, bins=20)
+        ax.set_title(title, fontsize=9)
+        ax.set_ylabel("submissions")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    fig.tight_layout()
+    tmp = path.with_name(path.name + ".tmp.png")
+    fig.savefig(tmp)
+    plt.close(fig)
+    tmp.replace(path)
+    return True
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Entry point.
+
+
+def build_parser():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("submissions", help="folder of submissions (zips and/or folders)")
+    p.add_argument("--out", default="grades.csv", help="the CSV to write (default grades.csv)")
+    p.add_argument("--data-dir", help="folder with wiki.txt and the birthplace TSVs, including the held-out "
+                                      "birth_test.tsv (default src/data)")
+    p.add_argument("--solution-dir", help="the reference solution package folder (default src/submission)")
+    p.add_argument("--jobs", type=int, default=None, help="submissions graded at a time (default: usable cores)")
+    p.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every time limit of the grader")
+    p.add_argument("--tests", nargs="+", default=[], help="grade only these test ids or parts (e.g. 1d 1e-0-basic)")
+    p.add_argument("--regrade", action="store_true", help="grade every submission again, ignoring the cache")
+    return p
+
+
+def usable_cpus():
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:
+        return list(range(os.cpu_count() or 1))
+
+
+def list_tests(grader_dir, tests):
+    """(ids, sum of time limits) of the selected tests, from `grader.py --list`."""
+    r = subprocess.run([sys.executable, str(grader_dir / "grader.py"), "--list", *tests], capture_output=True,
+                       text=True, cwd=str(grader_dir))
+    if r.returncode != 0:
+        raise UserError((r.stderr.strip().splitlines() or ["grader.py --list failed"])[-1])
+    ids, limit = [], 0.0
+    for line in r.stdout.splitlines():
+        m = re.match(r"^(\S+)\s+.*?\s(\d+(?:\.\d+)?) s\s", line)
+        if m:
+            ids.append(m.group(1))
+            limit += float(m.group(2))
+    return ids, limit
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        return run(args)
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def run(args):
+    folder = Path(args.submissions)
+    if not folder.is_dir():
+        raise UserError(f"{folder} is not a folder; give the folder that holds the submissions (zips or folders)")
+    out = Path(args.out).resolve()
+    if not out.parent.is_dir():
+        raise UserError(f"the folder of --out, {out.parent}, does not exist; create it or choose another path")
+    data_dir = Path(args.data_dir).resolve() if args.data_dir else SRC / "data"
+    if not data_dir.is_dir():
+        raise UserError(f"--data-dir {data_dir} is not a folder; give the folder with wiki.txt and the TSVs")
+    solution_dir = Path(args.solution_dir).resolve() if args.solution_dir else SRC / "submission"
+    if not (solution_dir / "model.py").is_file():
+        raise UserError(f"--solution-dir {solution_dir} holds no model.py; give the reference solution's folder")
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError("--jobs must be at least 1")
+    subs = find_submissions(folder)
+    if not subs:
+        raise UserError(f"{folder} holds no submissions (zip files or folders)")
+    names = [n for n, _ in subs]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise UserError(f"two submissions share the name {dupes[0]} (a zip and a folder?); rename one")
+
+    cpus = usable_cpus()
+    jobs = args.jobs or len(cpus)
+    cache = out.with_name(out.stem + ".cache")
+    cache.mkdir(exist_ok=True)
+
+    with tempfile.TemporaryDirectory(prefix="grade_class_ref_") as work:
+        # the reference solution as the package the grader's hidden tests import, without trained files
+        solution = Path(work) / "solution"
+        shutil.copytree(solution_dir, solution,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.params", "*.predictions", "*.tmp*"))
+        grader_files = sorted(p for p in SRC.glob("*") if p.is_file() and p.suffix in (".py", ".json")
+                              and (p.name.startswith("grader") or p.name == "points.json"))
+        test_ids, limits = list_tests(SRC, args.tests)
+        cfg = {"grader_files": grader_files, "data_dir": data_dir, "solution_dir": solution,
+               "timeout_scale": args.timeout_scale, "tests": args.tests,
+               # the grader enforces each test's limit; this only guards against a grader that never ends
+               "outer_timeout": (limits + 20 * len(test_ids)) * args.timeout_scale + 180,
+               "required": [n for n in code_files() if n != "__init__.py"] + PREDICTION_FILES + PARAMS_FILES}
+        settings = json.dumps({"tests": args.tests, "data": str(data_dir), "solution": str(solution_dir),
+                               "scale": args.timeout_scale})
+
+        records, todo = {}, []
+        for name, path in subs:
+            cached = cache / f"{name}.json"
+            if cached.is_file() and not args.regrade:
+                try:
+                    rec = json.loads(cached.read_text(encoding="utf-8"))
+                    if (rec.get("version") == CACHE_VERSION and rec.get("fingerprint") == fingerprint(path)
+                            and rec.get("settings") == settings):
+                        records[name] = rec
+                        continue
+                except (OSError, ValueError):
+                    pass
+            todo.append((name, path))
+        print(f"{len(subs)} submissions in {folder}: {len(records)} already graded (in {cache.name}/), "
+              f"{len(todo)} to grade, {min(jobs, max(1, len(todo)))} at a time")
+
+        # slots of cores: slot k gets every jobs-th usable core (one core each when jobs == cores)
+        slots = queue.Queue()
+        for k in range(jobs):
+            slots.put(set(cpus[k::jobs]) or {cpus[k % len(cpus)]})
+
+        def task(name, path):
+            share = slots.get()
+            try:
+                rec = grade_one(name, path, cfg, share)
+            finally:
+                slots.put(share)
+            rec["settings"] = settings
+            atomic_write_text(cache / f"{name}.json", json.dumps(rec, indent=1))
+            return name, rec
+
+        if todo:
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                futures = [pool.submit(task, n, p) for n, p in todo]
+                for fut in tqdm(as_completed(futures), total=len(futures), desc="grading", unit="submission"):
+                    name, rec = fut.result()
+                    records[name] = rec
+
+    answers = load_answers(data_dir)
+    preds = {name: submission_predictions(path) for name, path in subs}
+    ordered = [(n, records[n]) for n in names]
+    header, rows, totals, accs = grade_rows(ordered, test_ids, preds, answers)
+    write_csv(out, header, rows)
+    print(f"wrote {out} ({len(rows)} rows; {sum(1 for _, r in ordered if r.get('graded'))} graded)")
+    for name, rec in ordered:
+        if rec.get("problems"):
+            print(f"  {name}: {'; '.join(rec['problems'])}")
+
+    pairs = similar_pairs(preds, answers)
+    pairs_path = out.with_name(out.stem + ".pairs.csv")
+    write_csv(pairs_path, ["submission_a", "submission_b", "file", "lines", "same_lines", "fraction_same",
+                           "same_wrong_answers"], pairs)
+    flagged = sorted({(a, b) for a, b, *_ in pairs})
+    print(f"possible copying (prediction files >= {SIMILAR:.0%} identical): {len(flagged)} pair(s); "
+          f"details in {pairs_path}")
+    for a, b in flagged:
+        files = [f"{r[2]} {r[5]:.1%}" for r in pairs if (r[0], r[1]) == (a, b)]
+        print(f"  {a} ~ {b}: {', '.join(files)}")
+
+    png = out.with_suffix(".png")
+    if plot(png, totals, accs):
+        print(f"wrote {png}")
+    else:
+        print("(matplotlib is not installed: no histogram)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
