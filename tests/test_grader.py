@@ -33,11 +33,12 @@ SOLUTION_TESTS = ["1c-0-hidden", "1g-0-hidden", "1g-1-hidden"]
 
 
 def copy_src(dest, mutations=None):
-    """Copy grader.py, points.json and the submission package into dest/src; apply mutations
+    """Copy grader.py, graderUtil.py, points.json and the submission package into dest/src; apply mutations
     {file in submission/: [(old, new), ...]} (each `old` must occur, so a mutation never silently misses)."""
     src = Path(dest) / "src"
     src.mkdir(parents=True)
-    shutil.copy(SRC / "grader.py", src / "grader.py")
+    for name in ("grader.py", "graderUtil.py"):
+        shutil.copy(SRC / name, src / name)
     shutil.copy(SRC / "points.json", src / "points.json")
     shutil.copytree(SRC / "submission", src / "submission",
                     ignore=shutil.ignore_patterns("__pycache__", "*.params", "*.predictions", "*.tmp*"))

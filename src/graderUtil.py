@@ -1,0 +1,975 @@
+"""The grader's machinery (the course calls this module graderUtil.py): grader.py holds the tests.
+
+What lives here: the test registry (`grader_test`, `Spec`, `Fail`), the worker processes that run each test
+in isolation with a time limit and capture its output, the `Context` a test uses to reach the student's
+code, the reference solution and the data, the points table and accuracy thresholds, the summary, Gradescope's
+results.json, and the command line.  Nothing here knows what the assignment asks; grader.py says that.
+
+Run the grader through grader.py (`python grader.py --help`): the worker processes run grader.py too, so
+that they know its tests.
+"""
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+import traceback
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parent
+POINTS_FILE = SRC / "points.json"
+GRADER_SCRIPT = SRC / "grader.py"  # the workers run it: it registers the tests, then calls main()
+WRITTEN_FILE = SRC / "grader_written.py"
+
+DESCRIPTION = __doc__  # grader.py replaces it with its own docstring (the --help text)
+PENDING_MESSAGE = "hidden - graded after submission"
+STARTUP_TIMEOUT = 120.0  # seconds for a worker process to import torch and report ready
+IDLE_TIMEOUT = 60.0  # seconds between two tests of one worker (the harness's own work)
+MESSAGE_CHARS = 1500  # longest failure message kept
+OUTPUT_CHARS = 1000  # head and tail of a test's captured output kept
+
+# Student modules and the student modules each one imports (importing them first, one by one, tells which
+# file is broken or hangs).
+STUDENT_DEPS = {
+    "attention": [],
+    "dataset": [],
+    "model": ["attention"],
+    "trainer": [],
+    "utils": [],
+    "helper": ["dataset", "attention", "model", "trainer", "utils"],
+}
+
+# Prediction files: the question file they answer, the gold file, and the run.sh target that writes them.
+PREDICTIONS = {
+    "vanilla.nopretrain.dev.predictions": ("dev", "vanilla_eval_dev_without_pretrain"),
+    "vanilla.nopretrain.test.predictions": ("test", "vanilla_eval_test_without_pretrain"),
+    "vanilla.pretrain.dev.predictions": ("dev", "vanilla_eval_dev_with_pretrain"),
+    "vanilla.pretrain.test.predictions": ("test", "vanilla_eval_test_with_pretrain"),
+    "perceiver.pretrain.dev.predictions": ("dev", "perceiver_eval_dev_with_pretrain"),
+    "perceiver.pretrain.test.predictions": ("test", "perceiver_eval_test_with_pretrain"),
+}
+QUESTION_FILES = {"dev": "birth_dev.tsv", "test": "birth_test_inputs.tsv"}
+GOLD_FILES = {"dev": "birth_dev.tsv", "test": "birth_test.tsv"}
+ANSWERS_FILE = "birth_test.tsv"  # held out: present only where submissions are graded
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The test registry.  A test function gets a Context and passes by returning; it fails by raising (Fail or
+# AssertionError carry the message).  A string it returns is shown as an informational message.
+
+
+class Spec:
+    def __init__(self, tid, description, fn, timeout, needs=(), info=False, points=None, extra_credit=False,
+                 written=False, uses_torch=True):
+        self.id = tid
+        self.description = description
+        self.fn = fn
+        self.timeout = float(timeout)
+        self.needs = tuple(needs)  # "solution" and/or "answers": pending where absent
+        self.info = info  # 0 points, reports a number
+        self.points = points
+        self.extra_credit = extra_credit
+        self.written = written
+        self.uses_torch = uses_torch  # the worker imports torch before its first test
+        self.part = tid.split("-")[0]
+        self.kind = tid.rsplit("-", 1)[-1]
+
+    @property
+    def hidden(self):
+        return self.kind == "hidden"
+
+
+REGISTRY = {}
+
+
+def grader_test(tid, description, timeout=30, needs=(), info=False, uses_torch=True):
+    def register(fn):
+        REGISTRY[tid] = Spec(tid, description, fn, timeout, needs, info, uses_torch=uses_torch)
+        return fn
+
+    return register
+
+
+class Fail(Exception):
+    """A failed check, with the message shown to the student."""
+
+
+class StudentImportError(Fail):
+    pass
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Worker side: runs tests in a child process and reports over a private pipe.
+
+
+class Capture(io.TextIOBase):
+    """Stands in for sys.stdout / sys.stderr in a worker: keeps the first and last OUTPUT_CHARS characters."""
+
+    def __init__(self):
+        super().__init__()
+        self.reset()
+
+    def reset(self):
+        self.head, self.tail, self.total = "", "", 0
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+    def writable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def write(self, s):
+        if not isinstance(s, str):
+            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+        n = len(s)
+        self.total += n
+        if len(self.head) < OUTPUT_CHARS:
+            self.head += s[: OUTPUT_CHARS - len(self.head)]
+        self.tail = s[-OUTPUT_CHARS:] if n >= OUTPUT_CHARS else (self.tail + s)[-OUTPUT_CHARS:]
+        return n
+
+    def excerpt(self):
+        if self.total <= OUTPUT_CHARS:
+            return self.head
+        if self.total <= 2 * OUTPUT_CHARS:
+            return self.head + self.tail[-(self.total - OUTPUT_CHARS):]
+        cut = self.total - 2 * OUTPUT_CHARS
+        return f"{self.head}\n[... {cut} characters of output cut ...]\n{self.tail}"
+
+
+def load_package(name, directory):
+    """Import the folder `directory` as the top-level package `name` (whatever the folder is called)."""
+    import importlib.machinery
+    import importlib.util
+
+    directory = Path(directory)
+    init = directory / "__init__.py"
+    if init.is_file():
+        spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(directory)])
+    else:
+        spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+        spec.submodule_search_locations = [str(directory)]
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        if spec.loader is not None:
+            spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def where(exc, directory):
+    """' (dataset.py, line 87, in __getitem__)' for the innermost traceback frame in `directory`, or ''."""
+    if directory is None:
+        return ""
+    directory = str(Path(directory).resolve())
+    found = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        try:
+            path = str(Path(frame.filename).resolve())
+        except (OSError, ValueError):
+            continue
+        if path.startswith(directory + os.sep):
+            found = f" ({Path(path).name}, line {frame.lineno}, in {frame.name})"
+    return found
+
+
+def describe(exc, directory=None):
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    if len(first) > 300:
+        first = first[:300] + "..."
+    return f"{type(exc).__name__}: {first}{where(exc, directory)}" if first else f"{type(exc).__name__}{where(exc, directory)}"
+
+
+class Context:
+    """What a test function may use: the student's and the reference's modules, the data, a temp folder."""
+
+    def __init__(self, cfg, send):
+        self.cfg = cfg
+        self.send = send
+        self.submission_dir = Path(cfg["submission_dir"])
+        self.solution_dir = Path(cfg["solution_dir"]) if cfg.get("solution_dir") else None
+        self.data_dir = Path(cfg["data_dir"])
+        self.predictions_dir = Path(cfg["predictions_dir"])
+        self.thresholds = cfg.get("thresholds") or {}
+        self.threshold_row = cfg.get("threshold_row", "?")
+        self.hanging = set(cfg.get("hanging", []))
+        self.failed = {}
+        self.cache = {}
+        self.tmp = None
+
+    # -- the student's code --------------------------------------------------------------------------------
+    def _import(self, package, directory, module, label):
+        import importlib
+
+        full = f"{package}.{module}" if module else package
+        if full in sys.modules:
+            return sys.modules[full]
+        key = module or "__init__"
+        if key in self.failed:
+            raise StudentImportError(self.failed[key])
+        if key in self.hanging:
+            raise StudentImportError(f"importing {label}/{key}.py did not finish within the time limit of an "
+                                     "earlier test (an endless loop at import time?)")
+        if module and not (directory / f"{module}.py").is_file():
+            self.failed[key] = f"{label}/{module}.py is missing"
+            raise StudentImportError(self.failed[key])
+        self.send({"ev": "import", "module": key})
+        try:
+            if module:
+                return importlib.import_module(full)
+            return load_package(package, directory)
+        except SyntaxError as e:
+            file = Path(e.filename).name if e.filename else f"{key}.py"
+            self.failed[key] = f"{label}/{file} has a syntax error at line {e.lineno}: {e.msg}"
+        except BaseException as e:  # noqa: BLE001 - anything raised while importing student code
+            self.failed[key] = f"importing {label}/{key}.py raised {describe(e, directory)}"
+        finally:
+            self.send({"ev": "imported"})
+        raise StudentImportError(self.failed[key])
+
+    def student(self, name):
+        """The student's module submission.<name> (imported on first use; a broken file is a clear Fail)."""
+        self._import("submission", self.submission_dir, None, "submission")
+        for dep in STUDENT_DEPS.get(name, []) + [name]:
+            module = self._import("submission", self.submission_dir, dep, "submission")
+        return module
+
+    def solution(self, name):
+        """The reference solution's module solution.<name>."""
+        import importlib
+
+        if self.solution_dir is None:
+            raise Fail("no reference solution configured")
+        try:
+            if "solution" not in sys.modules:
+                load_package("solution", self.solution_dir)
+            return importlib.import_module(f"solution.{name}")
+        except BaseException as e:  # noqa: BLE001
+            raise Fail(f"the reference solution could not be imported (a problem of the grading set-up, not of "
+                       f"the submission): {describe(e)}") from None
+
+    # -- data ----------------------------------------------------------------------------------------------
+    def data_path(self, name):
+        path = self.data_dir / name
+        if not path.is_file():
+            raise Fail(f"data file {path} is missing: generate the data (see src/data/) or point the grader at "
+                       "a data folder with --data-dir")
+        return path
+
+    def read_data(self, name):
+        return self.data_path(name).read_text(encoding="utf-8")
+
+    def corpus(self, block_size):
+        """The student's CharCorruptionDataset over the data folder's wiki.txt (cached per block size)."""
+        key = ("corpus", block_size)
+        if key not in self.cache:
+            text = self.read_data("wiki.txt")
+            dataset = self.student("dataset")
+            self.cache[key] = call(f"CharCorruptionDataset(<wiki.txt>, {block_size})", self.submission_dir,
+                                   dataset.CharCorruptionDataset, text, block_size)
+        return self.cache[key]
+
+
+def call(what, directory, fn, *args, **kwargs):
+    """fn(*args): an exception in it becomes a Fail that names `what` and the line of the student's code."""
+    try:
+        return fn(*args, **kwargs)
+    except Fail:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise Fail(f"{what} raised {describe(e, directory)}") from None
+
+
+def seed_everything(seed):
+    import random
+
+    random.seed(seed)
+    try:
+        import numpy as np
+
+        np.random.seed(seed % (2**32))
+    except ImportError:
+        pass
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(seed)
+
+
+def load_written_tests():
+    """The written part's tests (grader_written.TESTS) as Specs; [] when there are none."""
+    if not WRITTEN_FILE.is_file():
+        return []
+    if str(SRC) not in sys.path:
+        sys.path.insert(0, str(SRC))
+    import grader_written  # noqa: E402  (instructor code shipped next to this file)
+
+    specs = []
+    for entry in grader_written.TESTS:
+        fn = entry["fn"]
+
+        def run(ctx, fn=fn):
+            module = ctx.student("attention_exploration")
+            fn(module)
+
+        specs.append(Spec(entry["id"], entry.get("description", ""), run, entry.get("timeout", 30),
+                          points=entry.get("points", 0), extra_credit=bool(entry.get("extra_credit", False)),
+                          written=True))
+    return specs
+
+
+def worker_main():
+    """Child process: read the configuration from stdin, run the tests, report on the original stdout."""
+    cfg = json.loads(sys.stdin.read() or "{}")
+    proto = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
+    os.dup2(2, 1)  # output written below Python's level goes to the parent's (bounded) stderr reader
+    sys.stdin = open(os.devnull, encoding="utf-8")
+    capture = Capture()
+    sys.stdout = sys.stderr = capture
+    try:
+        import faulthandler
+
+        faulthandler.enable(file=sys.__stderr__)
+    except Exception:  # noqa: BLE001
+        pass
+
+    def send(obj):
+        proto.write(json.dumps(obj) + "\n")
+        proto.flush()
+
+    if cfg.get("preimport", True):
+        try:
+            import numpy  # noqa: F401
+            import torch
+
+            torch.set_num_threads(max(1, int(cfg.get("threads", 1))))
+        except ImportError:
+            pass  # the tests that need torch fail with the reason
+    specs = dict(REGISTRY)
+    if any(tid not in specs for tid in cfg["tests"]):
+        try:
+            specs.update({s.id: s for s in load_written_tests()})
+        except BaseException as e:  # noqa: BLE001
+            sys.__stderr__.write(f"grader_written.py failed to import: {describe(e)}\n")
+    ctx = Context(cfg, send)
+    send({"ev": "ready"})
+    for tid in cfg["tests"]:
+        spec = specs.get(tid)
+        send({"ev": "start", "id": tid})
+        capture.reset()
+        started = time.perf_counter()
+        status, message = "passed", ""
+        import tempfile
+
+        tmp = tempfile.TemporaryDirectory(prefix="grader-")
+        ctx.tmp = Path(tmp.name)
+        try:
+            if spec is None:
+                raise Fail(f"unknown test {tid}")
+            seed_everything(zlib.crc32(tid.encode()))
+            returned = spec.fn(ctx)
+            if isinstance(returned, str):
+                message = returned
+        except Fail as e:
+            status, message = "failed", str(e)
+        except AssertionError as e:
+            status, message = "failed", (str(e) or "a check failed") + where(e, ctx.submission_dir)
+        except SystemExit as e:
+            status, message = "failed", f"the code called sys.exit({e.code!r}){where(e, ctx.submission_dir)}"
+        except MemoryError as e:
+            status, message = "failed", f"ran out of memory{where(e, ctx.submission_dir)}"
+        except BaseException as e:  # noqa: BLE001 - a test never takes the worker down
+            status, message = "failed", describe(e, ctx.submission_dir)
+        seconds = time.perf_counter() - started
+        try:
+            tmp.cleanup()
+        except Exception:  # noqa: BLE001
+            pass
+        if len(message) > MESSAGE_CHARS:
+            message = message[:MESSAGE_CHARS] + " [...]"
+        send({"ev": "result", "id": tid, "status": status, "message": message, "output": capture.excerpt(),
+              "seconds": round(seconds, 3)})
+    send({"ev": "done"})
+    proto.close()
+    return 0
+
+
+def describe_written_main():
+    """Child process for --describe-written: print the written tests' metadata as one JSON line."""
+    proto = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr = Capture()
+    meta = [{"id": s.id, "description": s.description, "timeout": s.timeout, "points": s.points,
+             "extra_credit": s.extra_credit} for s in load_written_tests()]
+    proto.write(json.dumps(meta) + "\n")
+    proto.close()
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Parent side: schedule the tests on worker processes, enforce the time limits, add up the points.
+
+_EOF = object()
+
+
+class Worker:
+    """One child process running a list of tests; killed (with whatever it started) on a timeout."""
+
+    def __init__(self, cfg):
+        kwargs = {}
+        if os.name == "posix":
+            kwargs["start_new_session"] = True
+        else:
+            kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
+        env = dict(os.environ, PYTHONIOENCODING="utf-8", PYTHONUNBUFFERED="1")
+        self.proc = subprocess.Popen([sys.executable, str(GRADER_SCRIPT), "--worker"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     cwd=str(SRC), env=env, **kwargs)
+        self.messages = queue.Queue()
+        self.err_tail = b""
+        self.killed = False
+        self.readers = [threading.Thread(target=self._read_out, daemon=True),
+                        threading.Thread(target=self._read_err, daemon=True)]
+        for t in self.readers:
+            t.start()
+        try:
+            self.proc.stdin.write(json.dumps(cfg).encode("utf-8"))
+            self.proc.stdin.close()
+        except OSError:
+            pass  # the child died at once; the reader reports EOF
+
+    def _read_out(self):
+        try:
+            for line in iter(lambda: self.proc.stdout.readline(1 << 20), b""):
+                try:
+                    self.messages.put(json.loads(line))
+                except ValueError:
+                    continue
+        except (OSError, ValueError):
+            pass
+        self.messages.put(_EOF)
+
+    def _read_err(self):
+        try:
+            for chunk in iter(lambda: self.proc.stderr.read1(1 << 16), b""):
+                self.err_tail = (self.err_tail + chunk)[-4000:]
+        except (OSError, ValueError):
+            pass
+
+    def next(self, deadline):
+        """The next message, _EOF when the child has gone, None when the deadline passes first."""
+        try:
+            return self.messages.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            return None
+
+    def stderr_tail(self, chars=600):
+        text = self.err_tail.decode("utf-8", errors="replace").strip()
+        return text[-chars:]
+
+    def kill(self):
+        """Kill the child and everything it started.  Nothing reaps the child before this (no poll()), so
+        on POSIX its pid, and with it its process group, cannot have been reused yet."""
+        if self.killed:
+            return
+        self.killed = True
+        try:
+            if os.name == "posix":
+                import signal
+
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            else:
+                self.proc.kill()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for t in self.readers:
+            t.join(timeout=2)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+LIVE = set()
+LIVE_LOCK = threading.Lock()
+
+
+class Runner:
+    def __init__(self, specs, base_cfg, timeout_scale, on_result):
+        self.specs = specs
+        self.base_cfg = base_cfg
+        self.timeout_scale = timeout_scale
+        self.on_result = on_result
+        self.hanging = set()
+        self.lock = threading.Lock()
+        self.stopped = False  # set on Ctrl-C: start no more workers
+
+    def limit(self, tid):
+        return self.specs[tid].timeout * self.timeout_scale
+
+    def run_group(self, ids):
+        remaining = list(ids)
+        while remaining and not self.stopped:
+            with self.lock:
+                cfg = dict(self.base_cfg, tests=remaining, hanging=sorted(self.hanging))
+            cfg["preimport"] = any(self.specs[t].uses_torch for t in remaining)
+            worker = Worker(cfg)
+            with LIVE_LOCK:
+                LIVE.add(worker)
+            try:
+                remaining = self._drive(worker, remaining)
+            finally:
+                worker.kill()
+                with LIVE_LOCK:
+                    LIVE.discard(worker)
+
+    def _fail(self, tid, message, seconds=0.0):
+        self.on_result({"id": tid, "status": "failed", "message": message, "output": "", "seconds": seconds})
+
+    def _drive(self, worker, remaining):
+        remaining = list(remaining)
+        current, importing, started_at, ready, progress = None, None, 0.0, False, 0
+        deadline = time.monotonic() + STARTUP_TIMEOUT * max(1.0, self.timeout_scale)
+        while True:
+            msg = worker.next(deadline)
+            now = time.monotonic()
+            if msg is None:  # time is up
+                if current is not None:
+                    limit = self.limit(current)
+                    if importing:
+                        with self.lock:
+                            self.hanging.add(importing)
+                        what = f" while importing submission/{importing}.py"
+                    else:
+                        what = ""
+                    self._fail(current, f"timed out after {limit:g} s{what} (an endless loop, or far too slow?)",
+                               round(limit, 3))
+                    remaining.remove(current)
+                    return remaining
+                reason = "did not start in time" if not ready else "stopped responding between tests"
+                for tid in remaining:
+                    self._fail(tid, f"the grader's worker process {reason}. {worker.stderr_tail()}".strip())
+                return []
+            if msg is _EOF:
+                worker.kill()
+                code = worker.proc.returncode
+                tail = worker.stderr_tail()
+                if current is not None:
+                    self._fail(current, f"the test process died (exit code {code}) while running this test"
+                                        + (f": {tail}" if tail else ""), round(now - started_at, 3))
+                    remaining.remove(current)
+                    return remaining
+                if progress and remaining:
+                    return remaining
+                for tid in remaining:
+                    self._fail(tid, f"the grader's worker process exited (code {code}) before running this test"
+                                    + (f": {tail}" if tail else ""))
+                return []
+            ev = msg.get("ev")
+            if ev == "ready":
+                ready = True
+                deadline = now + IDLE_TIMEOUT
+            elif ev == "start":
+                current, importing, started_at = msg.get("id"), None, now
+                if current not in remaining:
+                    current = None
+                    continue
+                deadline = now + self.limit(current)
+            elif ev == "import":
+                importing = msg.get("module")
+            elif ev == "imported":
+                importing = None
+            elif ev == "result":
+                tid = msg.get("id")
+                if tid in remaining:
+                    remaining.remove(tid)
+                    progress += 1
+                    self.on_result(msg)
+                current, importing = None, None
+                deadline = now + IDLE_TIMEOUT
+            elif ev == "done":
+                for tid in remaining:
+                    self._fail(tid, "the worker finished without running this test")
+                return []
+
+
+def kill_live_workers():
+    with LIVE_LOCK:
+        workers = list(LIVE)
+    for worker in workers:
+        worker.kill()
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Configuration: points, thresholds, where things are.
+
+
+def load_points(path=POINTS_FILE):
+    with open(path, encoding="utf-8") as f:
+        table = json.load(f)
+    if not isinstance(table.get("tests"), dict) or not isinstance(table.get("thresholds"), dict):
+        raise ValueError(f"{path} must have a 'tests' and a 'thresholds' section")
+    return table
+
+
+def normalized_sha256(path):
+    """SHA-256 of a text file with Windows line endings turned into '\\n' (so a checkout's line endings
+    do not change which data set it is recognised as)."""
+    data = Path(path).read_bytes().replace(b"\r\n", b"\n")
+    return hashlib.sha256(data).hexdigest()
+
+
+def select_thresholds(thresholds, data_dir):
+    """(row name, row, recognised) for the data set in data_dir: the row listing the SHA-256 of its
+    birth_dev.tsv, else the default row."""
+    rows = thresholds["rows"]
+    default = thresholds.get("default", "course")
+    dev = Path(data_dir) / "birth_dev.tsv"
+    if dev.is_file():
+        digest = normalized_sha256(dev)
+        for name, row in rows.items():
+            if digest in row.get("birth_dev_sha256", []):
+                return name, row, True
+    return default, rows[default], False
+
+
+def find_solution(explicit):
+    """The folder of the reference `solution` package, or None."""
+    if explicit:
+        path = Path(explicit).resolve()
+        if not (path / "model.py").is_file():
+            raise ValueError(f"--solution-dir {path} does not hold a solution package (no model.py)")
+        return path
+    import importlib.util
+
+    if str(SRC) not in sys.path:
+        sys.path.insert(0, str(SRC))
+    try:
+        spec = importlib.util.find_spec("solution")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        if all((Path(location) / f"{m}.py").is_file() for m in ("model", "helper", "dataset")):
+            return Path(location).resolve()
+    return None
+
+
+def count_lines(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return sum(1 for line in f if line.strip())
+
+
+def pending_note(fname, predictions_dir, data_dir):
+    """A local format check for a pending prediction test (never an expected value)."""
+    split, target = PREDICTIONS[fname]
+    path = Path(predictions_dir) / fname
+    if not path.is_file():
+        return f" (note: {fname} is not in {predictions_dir} yet; ./run.sh {target} writes it)"
+    qfile = Path(data_dir) / QUESTION_FILES[split]
+    if qfile.is_file():
+        n, lines = count_lines(qfile), len(read_prediction_lines(path))
+        if n != lines:
+            return f" (note: {fname} has {lines} lines but {qfile.name} has {n} questions)"
+    return ""
+
+
+def read_prediction_lines(path):
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.rstrip("\r") for line in lines]
+
+
+def discover_written(timeout):
+    """The written part's tests, described by a child process (grader_written.py is imported there)."""
+    if not WRITTEN_FILE.is_file():
+        return []
+    try:
+        r = subprocess.run([sys.executable, str(GRADER_SCRIPT), "--describe-written"],
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, cwd=str(SRC))
+        lines = r.stdout.decode("utf-8", errors="replace").strip().splitlines()
+        if r.returncode != 0 or not lines:
+            raise RuntimeError(r.stderr.decode("utf-8", errors="replace").strip()[-300:])
+        meta = json.loads(lines[-1])
+    except Exception as e:  # noqa: BLE001
+        print(f"note: grader_written.py could not be loaded, its tests are skipped ({e})")
+        return []
+    specs = []
+    for m in meta:
+        specs.append(Spec(m["id"], m["description"], None, m["timeout"], points=m["points"],
+                          extra_credit=m["extra_credit"], written=True))
+    return specs
+
+
+def matches(tid, selector):
+    part = tid.split("-")[0]
+    return tid == selector or part == selector or part.rstrip("abcdefghijklmnopqrstuvwxyz") == selector
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Reporting.
+
+
+def points_of(spec):
+    return 0 if spec.info else spec.points
+
+
+def format_summary(specs, results, header):
+    lines = list(header)
+    lines.append("")
+    width = max(len(s.id) for s in specs) if specs else 10
+    for spec in specs:
+        r = results[spec.id]
+        pts = points_of(spec)
+        status = r["status"]
+        if status == "pending":
+            earned = f"-/{pts}"
+            secs = "-"
+        else:
+            earned = f"{r['score']:g}/{pts}"
+            secs = f"{r['seconds']:.1f}s"
+        tag = {"passed": "PASS", "failed": "FAIL", "pending": "PENDING", "info": "INFO"}[status]
+        extra = " [extra credit]" if spec.extra_credit else ""
+        lines.append(f"{spec.id:<{width}}  {earned:>7}  {secs:>6}  {tag:<7}  {spec.description}{extra}")
+        if r["message"] and status != "passed":
+            for i, text in enumerate(r["message"].splitlines()[:6]):
+                lines.append(f"{'':<{width}}  {'':>7}  {'':>6}  {'':<7}  {'-> ' if i == 0 else '   '}{text}")
+    lines.append("")
+
+    def total(kind):
+        chosen = [s for s in specs if s.kind == kind and not s.extra_credit]
+        earned = sum(results[s.id]["score"] for s in chosen if results[s.id]["status"] != "pending")
+        maximum = sum(points_of(s) for s in chosen)
+        pending = sum(points_of(s) for s in chosen if results[s.id]["status"] == "pending")
+        graded = [s for s in chosen if results[s.id]["status"] in ("passed", "failed") and points_of(s)]
+        passed = sum(1 for s in graded if results[s.id]["status"] == "passed")
+        return chosen, earned, maximum, pending, passed, len(graded)
+
+    for kind in ("basic", "hidden"):
+        chosen, earned, maximum, pending, passed, graded = total(kind)
+        if not chosen:
+            continue
+        line = f"Total {kind}: {earned:g}/{maximum} points ({passed} of {graded} graded tests passed"
+        if pending:
+            n_pending = sum(1 for s in chosen if results[s.id]["status"] == "pending")
+            line += f"; {n_pending} tests worth {pending} points pending: {PENDING_MESSAGE}"
+        lines.append(line + ")")
+    extra = [s for s in specs if s.extra_credit]
+    if extra:
+        earned = sum(results[s.id]["score"] for s in extra if results[s.id]["status"] != "pending")
+        lines.append(f"Extra credit: {earned:g}/{sum(s.points for s in extra)} points")
+    return "\n".join(lines)
+
+
+def results_json(specs, results, output, seconds):
+    tests = []
+    for spec in specs:
+        r = results[spec.id]
+        out = r["message"] or ("passed" if r["status"] == "passed" else "")
+        if r.get("output") and r["status"] == "failed":
+            out += f"\n\nOutput of your code:\n{r['output']}"
+        entry = {"name": f"{spec.id}: {spec.description}", "number": spec.id, "score": r["score"],
+                 "max_score": points_of(spec), "output": out,
+                 "visibility": "after_published" if spec.hidden else "visible"}
+        if r["status"] in ("passed", "failed"):
+            entry["status"] = r["status"]
+        if spec.extra_credit:
+            entry["tags"] = ["extra credit"]
+        tests.append(entry)
+    return {"score": sum(t["score"] for t in tests), "execution_time": int(round(seconds)), "output": output,
+            "visibility": "visible", "stdout_visibility": "visible", "tests": tests}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Entry point.
+
+
+def build_parser():
+    p = argparse.ArgumentParser(description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("tests", nargs="*", help="test ids (1e-0-basic), question parts (1e) or questions (1)")
+    p.add_argument("--json", metavar="PATH", help="write Gradescope's results.json to PATH")
+    p.add_argument("--data-dir", default=os.environ.get("GRADER_DATA_DIR"),
+                   help="folder with wiki.txt and the birthplace TSVs (default src/data; env GRADER_DATA_DIR)")
+    p.add_argument("--submission-dir", default=os.environ.get("GRADER_SUBMISSION_DIR"),
+                   help="the student's package folder (default src/submission)")
+    p.add_argument("--predictions-dir", help="where the *.predictions files are (default: the submission folder)")
+    p.add_argument("--solution-dir", default=os.environ.get("GRADER_SOLUTION_DIR"),
+                   help="the reference solution package folder (default: an importable package `solution`)")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes run in parallel (default: 2)")
+    p.add_argument("--timeout-scale", type=float, default=float(os.environ.get("GRADER_TIMEOUT_SCALE", "1")),
+                   help="multiply every time limit (for slow machines; env GRADER_TIMEOUT_SCALE)")
+    p.add_argument("--list", action="store_true", help="list the tests and exit")
+    p.add_argument("-v", "--verbose", action="store_true", help="show the output of your code for failed tests")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--describe-written", action="store_true", help=argparse.SUPPRESS)
+    return p
+
+
+def usable_cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    if args.worker:
+        return worker_main()
+    if args.describe_written:
+        return describe_written_main()
+    started = time.monotonic()
+    try:
+        table = load_points()
+    except (OSError, ValueError) as e:
+        print(f"error: cannot read the points table {POINTS_FILE}: {e}", file=sys.stderr)
+        return 2
+    specs = {}
+    for tid, spec in REGISTRY.items():
+        if tid not in table["tests"]:
+            print(f"error: test {tid} has no points in {POINTS_FILE}", file=sys.stderr)
+            return 2
+        spec.points = int(table["tests"][tid])
+        specs[tid] = spec
+    for spec in discover_written(timeout=30 * args.timeout_scale):
+        if spec.id in specs:
+            print(f"note: grader_written.py test {spec.id} duplicates a test id; skipped")
+            continue
+        specs[spec.id] = spec
+    order = sorted(specs, key=lambda t: (t.split("-")[0], t.rsplit("-", 1)[-1] != "basic",
+                                         int(t.split("-")[1]) if t.split("-")[1].isdigit() else 0, t))
+    if args.tests:
+        unknown = [s for s in args.tests if not any(matches(t, s) for t in order)]
+        if unknown:
+            print(f"error: no test matches {', '.join(unknown)}; python grader.py --list shows them", file=sys.stderr)
+            return 2
+        order = [t for t in order if any(matches(t, s) for s in args.tests)]
+    if args.list:
+        for tid in order:
+            s = specs[tid]
+            pts = "info" if s.info else f"{s.points} pt" + ("" if s.points == 1 else "s")
+            ec = ", extra credit" if s.extra_credit else ""
+            print(f"{tid:<14} {pts:>7}  {s.timeout:>5g} s  {s.description}{ec}")
+        return 0
+
+    submission_dir = Path(args.submission_dir).resolve() if args.submission_dir else SRC / "submission"
+    predictions_dir = Path(args.predictions_dir).resolve() if args.predictions_dir else submission_dir
+    data_dir = Path(args.data_dir).resolve() if args.data_dir else SRC / "data"
+    try:
+        solution_dir = find_solution(args.solution_dir)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    answers = data_dir / ANSWERS_FILE
+    have_answers = answers.is_file()
+    row_name, row, recognised = select_thresholds(table["thresholds"], data_dir)
+    jobs = args.jobs or max(1, min(2, usable_cpus()))
+
+    header = [f"Grading {submission_dir}", f"data: {data_dir}" + ("" if data_dir.is_dir() else " (missing)")]
+    if any(specs[t].hidden for t in order):
+        header.append("reference solution: " + (str(solution_dir) if solution_dir else
+                                                  "not available - the hidden tests that compare with it are pending"))
+        header.append("held-out answers: " + ("present" if have_answers else
+                                             "not available - the hidden prediction tests are pending"))
+        if have_answers:
+            how = "recognised by its birth_dev.tsv" if recognised else "data set not recognised, default row"
+            calibrated = "" if row.get("calibrated", True) else ", uncalibrated"
+            header.append(f"accuracy thresholds: '{row_name}' ({how}{calibrated})")
+    print("\n".join(header), flush=True)
+
+    results = {}
+    print_lock = threading.Lock()
+
+    def on_result(r):
+        spec = specs[r["id"]]
+        r = dict(r)
+        if spec.info and r["status"] == "passed":
+            r["status"] = "info"
+        r["score"] = points_of(spec) if r["status"] == "passed" else 0
+        with print_lock:
+            results[r["id"]] = r
+            print(f"  {r['id']:<14} {r['status']:<7} ({r.get('seconds', 0):.1f} s)", flush=True)
+
+    to_run = []
+    for tid in order:
+        spec = specs[tid]
+        missing = [n for n in spec.needs if (n == "solution" and not solution_dir) or (n == "answers" and not have_answers)]
+        if missing:
+            note = ""
+            fname = getattr(spec.fn, "predictions_file", None)
+            if fname:
+                try:
+                    note = pending_note(fname, predictions_dir, data_dir)
+                except OSError:
+                    note = ""
+            results[tid] = {"id": tid, "status": "pending", "message": PENDING_MESSAGE + note, "output": "",
+                            "seconds": 0.0, "score": 0}
+        else:
+            to_run.append(tid)
+
+    groups = {}
+    for tid in to_run:
+        groups.setdefault(specs[tid].part, []).append(tid)
+    base_cfg = {"submission_dir": str(submission_dir), "solution_dir": str(solution_dir) if solution_dir else None,
+                "data_dir": str(data_dir), "predictions_dir": str(predictions_dir),
+                "thresholds": row, "threshold_row": row_name,
+                "threads": max(1, usable_cpus() // jobs)}
+    runner = Runner(specs, base_cfg, args.timeout_scale, on_result)
+    # the longest groups first, so that the parallel workers finish together
+    weight = {"1e": 0, "1g": 1, "1c": 2, "1f": 3}
+    ordered_groups = sorted(groups.values(), key=lambda ids: weight.get(specs[ids[0]].part, 5))
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        for future in [pool.submit(runner.run_group, ids) for ids in ordered_groups]:
+            future.result()
+    except KeyboardInterrupt:
+        runner.stopped = True
+        pool.shutdown(wait=False, cancel_futures=True)
+        kill_live_workers()
+        print("interrupted", file=sys.stderr)
+        return 130
+    pool.shutdown()
+    for tid in to_run:  # cannot happen, but a test without a result must not break the summary
+        if tid not in results:
+            results[tid] = {"id": tid, "status": "failed", "message": "no result", "output": "", "seconds": 0.0,
+                            "score": 0}
+
+    chosen = [specs[t] for t in order]
+    summary = format_summary(chosen, results, [])
+    if args.verbose:
+        for spec in chosen:
+            r = results[spec.id]
+            if r["status"] == "failed" and r.get("output"):
+                summary += f"\n\nOutput of your code in {spec.id}:\n{r['output']}"
+    elapsed = time.monotonic() - started
+    summary += f"\n({elapsed:.1f} s)"
+    print(summary, flush=True)
+    if args.json:
+        data = results_json(chosen, results, "\n".join(header) + "\n" + summary, elapsed)
+        try:
+            Path(args.json).write_text(json.dumps(data, indent=2), encoding="utf-8")
+        except OSError as e:
+            print(f"error: could not write {args.json}: {e}", file=sys.stderr)
+    return 0
