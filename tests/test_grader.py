@@ -6,6 +6,7 @@ tiny self-made data world; the reference solution is a copy of src/submission im
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -124,7 +125,10 @@ def run_grader(src, *selection, data=None, solution=None, predictions=None, extr
     import time
 
     started = time.monotonic()
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=cwd or str(src))
+    # synthetic prediction files come without the params that would produce them: skip that check here
+    # (tests/test_grader_params.py tests it)
+    env = dict(os.environ, GRADER_TRUST_PREDICTIONS="1")
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=cwd or str(src), env=env)
     seconds = time.monotonic() - started
     results = json.loads(out.read_text(encoding="utf-8")) if out.exists() else None
     assert proc.returncode == 0, proc.stderr[-3000:]
