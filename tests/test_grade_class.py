@@ -186,6 +186,7 @@ def test_zip_layouts_are_found(tmp_path, layout):
         for name, content in files.items():
             zf.writestr(("" if layout == "flat" else layout) + name, content)
         zf.writestr("__MACOSX/._model.py", b"junk")
+        zf.writestr(("" if layout == "flat" else layout) + "old/model.py", b"x = 0\n")  # a stray older copy
     copied, problems = grade_class.unpack(path, tmp_path / "out")
     assert copied == sorted(files) and problems == []
     assert (tmp_path / "out" / "model.py").read_bytes() == b"x = 1\n"
