@@ -78,8 +78,11 @@ class UserError(Exception):
 # Reading submissions.
 
 
+OPTIONAL_CODE = ["attention_exploration.py"]  # the written part's code: extra credit, not required
+
+
 def code_files():
-    """The submission package's Python files (the reference's list); __init__.py is optional."""
+    """The submission package's Python files (the reference's list)."""
     return sorted(p.name for p in (SRC / "submission").glob("*.py"))
 
 
@@ -391,9 +394,10 @@ def plot(path, totals, accs):
     cols = 2
     rows = (len(panels) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(10, 3 * rows), squeeze=False)
-    for ax, (title, values) in zip(axes.flat, panels):
-        ax.hist(values, bins=20)
+    for k, (ax, (title, values)) in enumerate(zip(axes.flat, panels)):
+        ax.hist(values, bins=20, range=None if k == 0 else (0, 1))
         ax.set_title(title, fontsize=9)
+        ax.set_xlabel("points" if k == 0 else "accuracy")
         ax.set_ylabel("submissions")
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
@@ -494,7 +498,7 @@ def run(args):
                "timeout_scale": args.timeout_scale, "tests": args.tests,
                # the grader enforces each test's limit; this only guards against a grader that never ends
                "outer_timeout": (limits + 20 * len(test_ids)) * args.timeout_scale + 180,
-               "required": [n for n in code_files() if n != "__init__.py"] + PREDICTION_FILES + PARAMS_FILES}
+               "required": [n for n in code_files() if n not in OPTIONAL_CODE] + PREDICTION_FILES + PARAMS_FILES}
         settings = json.dumps({"tests": args.tests, "data": str(data_dir), "solution": str(solution_dir),
                                "scale": args.timeout_scale})
 
