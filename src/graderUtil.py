@@ -751,8 +751,8 @@ def format_summary(specs, results, header):
             earned = f"{r['score']:g}/{pts}"
             secs = f"{r['seconds']:.1f}s"
         tag = {"passed": "PASS", "failed": "FAIL", "pending": "PENDING", "info": "INFO"}[status]
-        extra = " [extra credit]" if spec.extra_credit and pts else (" [practice, 0 points]" if spec.written and not pts
-                                                                       else "")
+        extra = " [extra credit]" if spec.extra_credit and pts else ""
+        extra = " [practice, 0 points]" if spec.written and not pts else extra
         lines.append(f"{spec.id:<{width}}  {earned:>7}  {secs:>6}  {tag:<7}  {spec.description}{extra}")
         if r["message"] and status != "passed":
             for i, text in enumerate(r["message"].splitlines()[:6]):
@@ -881,7 +881,8 @@ def main(argv=None):
         for tid in order:
             s = specs[tid]
             pts = "info" if s.info else f"{s.points} pt" + ("" if s.points == 1 else "s")
-            ec = ", extra credit" if s.extra_credit and s.points else (", practice" if s.written and not s.points else "")
+            ec = ", extra credit" if s.extra_credit and s.points else ""
+            ec = ", practice" if s.written and not s.points else ec
             print(f"{tid:<14} {pts:>7}  {s.timeout:>5g} s  {s.description}{ec}")
         return 0
 

@@ -621,7 +621,8 @@ OTHER_CORRUPTIONS = {
             n = min(len(ids), random.randint(4, int(self.block_size * 7 / 8)))
             masked_len = random.randint(n // 8, 3 * n // 8)
             start = random.randint(0, n - masked_len)
-            s = ids[:start] + [self.mask_id] + ids[start + masked_len:n] + [self.mask_id] + ids[start:start + masked_len]
+            s = ids[:start] + [self.mask_id] + ids[start + masked_len:n] + [self.mask_id]
+            s += ids[start:start + masked_len]
             s += [self.pad_id] * (self.block_size - len(s))
             return torch.tensor(s[:-1]), torch.tensor(s[1:])
 
