@@ -943,7 +943,8 @@ def main(argv=None):
 
     groups = {}
     for tid in to_run:
-        groups.setdefault(specs[tid].part, []).append(tid)
+        # one worker per question part (isolation); the written part's quick checks share one (one torch import)
+        groups.setdefault("written" if specs[tid].written else specs[tid].part, []).append(tid)
     base_cfg = {"submission_dir": str(submission_dir), "solution_dir": str(solution_dir) if solution_dir else None,
                 "data_dir": str(data_dir), "predictions_dir": str(predictions_dir),
                 "thresholds": row, "threshold_row": row_name,
