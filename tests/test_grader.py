@@ -712,11 +712,11 @@ def test_exception_at_import_and_in_a_function(tmp_path, data):
     src = copy_src(tmp_path, {"helper.py": [("def train(", "raise RuntimeError('boom at import')\n\n\ndef train(")],
                               "model.py": [("        x = None\n        ### START CODE HERE ###\n        x = x_input +",
                                             "        x = None\n        ### START CODE HERE ###\n        raise ValueError('up')\n        x = x_input +")]})
-    r = run_grader(src, "1c-0-basic", "1f-0-basic", "1g-0-basic", "1g-1-basic", data=data)
+    r = run_grader(src, "1c-0-basic", "1f-0-basic", "1g-0-basic", "1g-3-basic", data=data)
     for tid in ["1c-0-basic", "1f-0-basic"]:
         assert "importing submission/helper.py raised RuntimeError: boom at import" in r.tests[tid]["output"]
     assert r.status("1g-0-basic") == "passed"
-    out = r.tests["1g-1-basic"]["output"]
+    out = r.tests["1g-3-basic"]["output"]
     assert "UpProjectBlock.forward raised ValueError: up (model.py, line" in out
 
 
