@@ -327,7 +327,7 @@ def load_written_tests():
             fn(module)
 
         specs.append(Spec(entry["id"], entry.get("description", ""), run, entry.get("timeout", 30),
-                          points=entry.get("points", 0), extra_credit=bool(entry.get("extra_credit", False)),
+                          extra_credit=bool(entry.get("extra_credit", False)),
                           written=True))
     return specs
 
@@ -413,8 +413,8 @@ def describe_written_main():
     proto = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
     os.dup2(2, 1)
     sys.stdout = sys.stderr = Capture()
-    meta = [{"id": s.id, "description": s.description, "timeout": s.timeout, "points": s.points,
-             "extra_credit": s.extra_credit} for s in load_written_tests()]
+    meta = [{"id": s.id, "description": s.description, "timeout": s.timeout, "extra_credit": s.extra_credit}
+            for s in load_written_tests()]
     proto.write(json.dumps(meta) + "\n")
     proto.close()
     return 0
@@ -718,8 +718,8 @@ def discover_written(timeout):
         return []
     specs = []
     for m in meta:
-        specs.append(Spec(m["id"], m["description"], None, m["timeout"], points=m["points"],
-                          extra_credit=m["extra_credit"], written=True))
+        specs.append(Spec(m["id"], m["description"], None, m["timeout"], extra_credit=m["extra_credit"],
+                          written=True))
     return specs
 
 
@@ -751,7 +751,8 @@ def format_summary(specs, results, header):
             earned = f"{r['score']:g}/{pts}"
             secs = f"{r['seconds']:.1f}s"
         tag = {"passed": "PASS", "failed": "FAIL", "pending": "PENDING", "info": "INFO"}[status]
-        extra = " [extra credit]" if spec.extra_credit else ""
+        extra = " [extra credit]" if spec.extra_credit and pts else ""
+        extra = " [practice, 0 points]" if spec.written and not pts else extra
         lines.append(f"{spec.id:<{width}}  {earned:>7}  {secs:>6}  {tag:<7}  {spec.description}{extra}")
         if r["message"] and status != "passed":
             for i, text in enumerate(r["message"].splitlines()[:6]):
@@ -776,6 +777,10 @@ def format_summary(specs, results, header):
             n_pending = sum(1 for s in chosen if results[s.id]["status"] == "pending")
             line += f"; {n_pending} tests worth {pending} points pending: {PENDING_MESSAGE}"
         lines.append(line + ")")
+    core = [s for s in specs if not s.extra_credit]
+    if core and any(s.kind == "basic" for s in core) and any(s.kind == "hidden" for s in core):
+        earned = sum(results[s.id]["score"] for s in core if results[s.id]["status"] != "pending")
+        lines.append(f"Total: {earned:g}/{sum(points_of(s) for s in core)} points")
     extra = [s for s in specs if s.extra_credit]
     if extra:
         earned = sum(results[s.id]["score"] for s in extra if results[s.id]["status"] != "pending")
@@ -795,8 +800,10 @@ def results_json(specs, results, output, seconds):
                  "visibility": "after_published" if spec.hidden else "visible"}
         if r["status"] in ("passed", "failed"):
             entry["status"] = r["status"]
-        if spec.extra_credit:
+        if spec.extra_credit and points_of(spec):
             entry["tags"] = ["extra credit"]
+        elif spec.written and not points_of(spec):
+            entry["tags"] = ["practice"]
         tests.append(entry)
     return {"score": sum(t["score"] for t in tests), "execution_time": int(round(seconds)), "output": output,
             "visibility": "visible", "stdout_visibility": "visible", "tests": tests}
@@ -857,6 +864,10 @@ def main(argv=None):
         if spec.id in specs:
             print(f"note: grader_written.py test {spec.id} duplicates a test id; skipped")
             continue
+        if spec.id not in table["tests"]:
+            print(f"error: test {spec.id} (grader_written.py) has no points in {POINTS_FILE}", file=sys.stderr)
+            return 2
+        spec.points = int(table["tests"][spec.id])
         specs[spec.id] = spec
     order = sorted(specs, key=lambda t: (t.split("-")[0], t.rsplit("-", 1)[-1] != "basic",
                                          int(t.split("-")[1]) if t.split("-")[1].isdigit() else 0, t))
@@ -870,7 +881,8 @@ def main(argv=None):
         for tid in order:
             s = specs[tid]
             pts = "info" if s.info else f"{s.points} pt" + ("" if s.points == 1 else "s")
-            ec = ", extra credit" if s.extra_credit else ""
+            ec = ", extra credit" if s.extra_credit and s.points else ""
+            ec = ", practice" if s.written and not s.points else ec
             print(f"{tid:<14} {pts:>7}  {s.timeout:>5g} s  {s.description}{ec}")
         return 0
 
@@ -931,7 +943,8 @@ def main(argv=None):
 
     groups = {}
     for tid in to_run:
-        groups.setdefault(specs[tid].part, []).append(tid)
+        # one worker per question part (isolation); the written part's quick checks share one (one torch import)
+        groups.setdefault("written" if specs[tid].written else specs[tid].part, []).append(tid)
     base_cfg = {"submission_dir": str(submission_dir), "solution_dir": str(solution_dir) if solution_dir else None,
                 "data_dir": str(data_dir), "predictions_dir": str(predictions_dir),
                 "thresholds": row, "threshold_row": row_name,

@@ -366,23 +366,21 @@ def check_1g(module):
 # The checks in the grader's format
 # ----------------------------------------------------------------------------
 
-def _test(test_id, points, description, fn):
-    return {"id": test_id, "points": points, "description": description, "timeout": 20,
-            "fn": fn, "extra_credit": True}
+def _test(test_id, description, fn):
+    # Points are in points.json (the grader's one table): 3a = 2, 3b = 2, 3c = 3, 3d = 3 extra credit, as
+    # in the handout; 3e and the 1g cost check go beyond the handout and are practice (0 points).
+    return {"id": test_id, "description": description, "timeout": 20, "fn": fn, "extra_credit": True}
 
 
 TESTS = [
-    _test("3a-0-basic", 1, "3a copy_query: c ~= v_j for unit, non-orthogonal keys", check_3a),
-    _test("3b-0-basic", 1, "3b average_query: c ~= (v_a + v_b)/2 for orthonormal keys", check_3b),
-    _test("3c-0-basic", 1, "3c(i) gaussian_average_query: c ~= (v_a + v_b)/2 for keys near the means",
-          check_3c),
-    _test("3d-0-basic", 1, "3d(i) two_head_queries: (c1 + c2)/2 ~= (v_a + v_b)/2", check_3d_average),
-    _test("3d-1-basic", 1, "3d(i) two_head_queries: the two heads differ (q1 = q2 is forbidden)",
-          check_3d_distinct),
-    _test("3d-2-basic", 1, "3d(ii) two heads keep c near (v_a + v_b)/2 when k_a is perturbed",
-          check_3d_spread),
-    _test("3e-0-basic", 2, "3e(ii) kqv_matrices: c2 ~= u_b and c1 ~= u_b - u_c", check_3e),
-    _test("1g-9-basic", 1, "1g attention cost of the vanilla and Perceiver models", check_1g),
+    _test("3a-0-basic", "3a copy_query: c ~= v_j for unit, non-orthogonal keys", check_3a),
+    _test("3b-0-basic", "3b average_query: c ~= (v_a + v_b)/2 for orthonormal keys", check_3b),
+    _test("3c-0-basic", "3c(i) gaussian_average_query: c ~= (v_a + v_b)/2 for keys near the means", check_3c),
+    _test("3d-0-basic", "3d(i) two_head_queries: (c1 + c2)/2 ~= (v_a + v_b)/2", check_3d_average),
+    _test("3d-1-basic", "3d(i) two_head_queries: the two heads differ (q1 = q2 is forbidden)", check_3d_distinct),
+    _test("3d-2-basic", "3d(ii) two heads keep c near (v_a + v_b)/2 when k_a is perturbed", check_3d_spread),
+    _test("3e-0-basic", "3e(ii) kqv_matrices: c2 ~= u_b and c1 ~= u_b - u_c", check_3e),
+    _test("1g-9-basic", "1g attention cost of the vanilla and Perceiver models", check_1g),
 ]
 
 

@@ -33,7 +33,7 @@ def test_course_style_datasets_give_the_project_examples(world):
 
 
 def test_course_data_line_lengths(tmp_path):
-    """Lines longer than 7/8 of the block are truncated by both in the same way."""
+    """Lines longer than 3/4 of the block are truncated by both in the same way."""
     text = "\n".join("Ana Smith was born in Paris, studied in Rome and worked in Oslo for " + "x" * n
                      for n in (0, 40, 80, 200)) + "\nWhere was Ana Smith born?\n"
     vocab = CharCorruptionDataset(text, 128)

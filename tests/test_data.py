@@ -120,7 +120,7 @@ def test_answer_in_own_line(stats):
     assert 0.80 <= stats["answer_in_line"] <= 0.97
 
 
-def test_answer_in_first_112_characters(stats):
+def test_answer_in_first_96_characters(stats):
     assert 0.80 <= stats["answer_in_window"] <= 0.97
 
 

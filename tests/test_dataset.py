@@ -48,8 +48,8 @@ def split_example(ds, x, y):
     n_pad = len(s) - len(body)
     assert PAD_CHAR not in body, "PAD may only appear at the end"
     parts = body.split(MASK_CHAR)
-    assert len(parts) == 3, f"expected prefix⁇suffix⁇masked, got {s!r}"
-    prefix, suffix, masked = parts
+    assert len(parts) == 4 and parts[3] == "", f"expected prefix⁇suffix⁇masked⁇, got {s!r}"
+    prefix, suffix, masked, _ = parts
     return prefix, suffix, masked, n_pad
 
 
@@ -67,7 +67,7 @@ def test_rearrangement_reconstructs_line_prefix_and_pads_at_end():
     for idx, prefix, suffix, masked, n_pad in sample_examples(ds, 300):
         original = prefix + masked + suffix
         assert ds.data[idx].startswith(original)
-        assert n_pad == ds.block_size - (len(original) + 2)
+        assert n_pad == ds.block_size - (len(original) + 3)
 
 
 def test_truncation_length_in_range_and_varies():
@@ -75,9 +75,9 @@ def test_truncation_length_in_range_and_varies():
     block = 64
     ds = CharCorruptionDataset("x" * 500 + "y", block)
     lengths = [len(p) + len(m) + len(s) for _, p, s, m, _ in sample_examples(ds, 2000)]
-    assert min(lengths) >= 4 and max(lengths) <= int(block * 7 / 8)
-    # every length 4..56 possible: with 2000 draws over 53 values each appears (P(miss) < 53 * e^-37)
-    assert set(lengths) == set(range(4, int(block * 7 / 8) + 1))
+    assert min(lengths) >= 4 and max(lengths) <= int(block * 3 / 4)
+    # every length 4..48 possible: with 2000 draws over 45 values each appears (P(miss) < 45 * e^-44)
+    assert set(lengths) == set(range(4, int(block * 3 / 4) + 1))
 
 
 def test_masked_length_averages_a_quarter_and_varies():
@@ -88,6 +88,26 @@ def test_masked_length_averages_a_quarter_and_varies():
     assert 0.2 <= statistics.mean(ratios) <= 0.3
     assert statistics.pstdev(ratios) > 0.05
     assert 0 < min(len(m) for _, p, s, m, _ in sample_examples(ds, 50))
+
+
+def test_docstring_example_layout():
+    """The layout the docstring shows: prefix⁇suffix⁇masked⁇ then PAD, x and y one apart."""
+    ds = CharCorruptionDataset("Anna was born in Oslo\n", 16)
+    for _ in range(400):
+        x, y = ds[0]
+        s = decode(ds, x) + decode(ds, y[-1:])
+        # at most 12 characters of text + 3 MASK_CHARs, so at least one PAD_CHAR closes every example
+        assert len(s) == 16 and s.endswith(PAD_CHAR) and s.rstrip(PAD_CHAR).endswith(MASK_CHAR)
+        assert s.count(MASK_CHAR) == 3
+
+
+def test_longest_truncation_still_fits_the_block():
+    """3/4 of the block plus the three MASK_CHARs always fits, even for the smallest sensible blocks."""
+    for block in (12, 13, 16, 17, 31, 128):
+        ds = CharCorruptionDataset("z" * 300, block)
+        for _ in range(200):
+            x, y = ds[0]
+            assert len(x) == len(y) == block - 1
 
 
 def test_short_lines_do_not_crash():

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -28,17 +29,23 @@ PREDICTION_TESTS = {"1d-0-hidden": "vanilla.nopretrain.dev.predictions",
                     "1g-2-hidden": "perceiver.pretrain.dev.predictions",
                     "1g-3-hidden": "perceiver.pretrain.test.predictions"}
 SOLUTION_TESTS = ["1c-0-hidden", "1g-0-hidden", "1g-1-hidden"]
+# the handout's points per part: 64 for the coding parts, 10 of extra credit for the written part
+HANDOUT_POINTS = {"1c": 4, "1d": 6, "1e": 20, "1f": 20, "1g": 14}
+EXTRA_CREDIT = {"3a": 2, "3b": 2, "3c": 3, "3d": 3}
 
 
 # -- helpers ---------------------------------------------------------------------------------------------
 
 
-def copy_src(dest, mutations=None):
+def copy_src(dest, mutations=None, append=None, written=False):
     """Copy grader.py, graderUtil.py, points.json and the submission package into dest/src; apply mutations
-    {file in submission/: [(old, new), ...]} (each `old` must occur, so a mutation never silently misses)."""
+    {file in submission/: [(old, new), ...]} (each `old` must occur, so a mutation never silently misses) and
+    append code {file in submission/: text} (a class or function defined again at the end of a module
+    replaces the reference's, whatever the reference's code looks like).  written=True also copies the
+    written part's checks."""
     src = Path(dest) / "src"
     src.mkdir(parents=True)
-    for name in ("grader.py", "graderUtil.py"):
+    for name in ("grader.py", "graderUtil.py") + (("grader_written.py", "attention_simulation.py") if written else ()):
         shutil.copy(SRC / name, src / name)
     shutil.copy(SRC / "points.json", src / "points.json")
     shutil.copytree(SRC / "submission", src / "submission",
@@ -50,6 +57,9 @@ def copy_src(dest, mutations=None):
             assert old in text, f"mutation target not found in {name}: {old!r}"
             text = text.replace(old, new)
         path.write_text(text, encoding="utf-8")
+    for name, code in (append or {}).items():
+        path = src / "submission" / name
+        path.write_text(path.read_text(encoding="utf-8") + "\n\n" + textwrap.dedent(code), encoding="utf-8")
     return src
 
 
@@ -179,11 +189,29 @@ def reference_src(tmp_path_factory):
 
 
 def test_points_table_matches_the_registered_tests():
-    assert set(POINTS) == set(grader.REGISTRY)
+    import grader_written
+
+    written = {t["id"] for t in grader_written.TESTS}
+    assert set(POINTS) == set(grader.REGISTRY) | written and not set(grader.REGISTRY) & written
     for tid, pts in POINTS.items():
         assert re.fullmatch(r"[1-9][a-z]-\d+-(basic|hidden)", tid)
         assert isinstance(pts, int) and pts >= 0
-        assert (pts == 0) == grader.REGISTRY[tid].info
+        if tid in grader.REGISTRY:
+            assert (pts == 0) == grader.REGISTRY[tid].info
+
+
+def test_points_add_up_to_the_handouts_per_part():
+    import grader_written
+
+    written = {t["id"] for t in grader_written.TESTS}
+    per_part = {}
+    for tid, pts in POINTS.items():
+        per_part.setdefault(tid.split("-")[0], [0, 0])[tid in written] += pts
+    assert {part: pts for part, (pts, _) in per_part.items() if pts or part in HANDOUT_POINTS} == HANDOUT_POINTS
+    assert {part: pts for part, (_, pts) in per_part.items() if pts} == EXTRA_CREDIT
+    assert sum(HANDOUT_POINTS.values()) == 64 and sum(EXTRA_CREDIT.values()) == 10
+    # checks beyond the handout are practice: the written 3e and the 1g attention-cost check earn nothing
+    assert POINTS["3e-0-basic"] == 0 and POINTS["1g-9-basic"] == 0
     table = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["thresholds"]
     assert table["default"] in table["rows"]
     for row in table["rows"].values():
@@ -191,8 +219,10 @@ def test_points_table_matches_the_registered_tests():
     course = table["rows"]["course"]
     assert course["vanilla.pretrain.dev.predictions"] == {"min_accuracy": 0.10}
     assert course["vanilla.pretrain.test.predictions"] == {"min_accuracy": 0.09}
-    assert course["perceiver.pretrain.dev.predictions"] == {"min_accuracy": 0.06}
-    assert course["perceiver.pretrain.test.predictions"] == {"min_accuracy": 0.05}
+    # the course grader's bar for this version (the handout's 6 % is an expectation, not the bar)
+    assert course["perceiver.pretrain.dev.predictions"] == {"min_accuracy": 0.024}
+    assert course["perceiver.pretrain.test.predictions"] == {"min_accuracy": 0.020}
+    assert "2.4%" in course["description"] and "expectation" in course["description"]
     assert course["vanilla.nopretrain.dev.predictions"] == {"min_correct": 1}
 
 
@@ -222,12 +252,12 @@ def test_course_data_is_recognised():
 def test_reference_solution_earns_every_basic_point_and_hidden_tests_are_pending(reference_src, public_data):
     r = run_grader(reference_src, data=public_data)
     validate_results_json(r.json)
-    basic = [tid for tid in POINTS if tid.endswith("-basic")]
+    basic = [tid for tid in grader.REGISTRY if tid.endswith("-basic")]
     assert r.failed() == []
     assert all(r.status(tid) == "passed" for tid in basic if POINTS[tid]), r.stdout
     total_basic = sum(POINTS[t] for t in basic)
     assert f"Total basic: {total_basic}/{total_basic} points" in r.stdout
-    hidden = [tid for tid in POINTS if tid.endswith("-hidden")]
+    hidden = [tid for tid in grader.REGISTRY if tid.endswith("-hidden")]
     for tid in hidden:
         t = r.tests[tid]
         assert r.status(tid) == "pending" and t["score"] == 0 and "status" not in t
@@ -238,14 +268,18 @@ def test_reference_solution_earns_every_basic_point_and_hidden_tests_are_pending
     assert r.json["execution_time"] < 60, f"the grader took {r.json['execution_time']} s on the solution"
 
 
-def test_hidden_tests_are_graded_with_solution_and_answers(tmp_path, reference_src, data, solution):
+def test_hidden_tests_are_graded_with_solution_and_answers(tmp_path, data, solution):
+    """Everything graded, the written part included: the reference earns exactly 64 points + 10 extra credit."""
+    src = copy_src(tmp_path, written=True)
     predictions = write_predictions(tmp_path / "pred", data, "correct")
-    r = run_grader(reference_src, *PREDICTION_TESTS, *SOLUTION_TESTS, data=data, solution=solution,
-                   predictions=predictions)
+    r = run_grader(src, data=data, solution=solution, predictions=predictions)
     validate_results_json(r.json)
-    assert r.passed() == sorted([*PREDICTION_TESTS, *SOLUTION_TESTS]), r.stdout
-    assert f"Total hidden: {sum(POINTS[t] for t in r.tests)}/" in r.stdout
+    assert r.failed() == [], r.stdout
+    assert "Total: 64/64 points" in r.stdout and "Extra credit: 10/10 points" in r.stdout
+    assert r.json["score"] == 74 and sum(t["max_score"] for t in r.json["tests"]) == 74
+    assert r.tests["3e-0-basic"]["max_score"] == 0 and r.tests["3e-0-basic"]["tags"] == ["practice"]
     assert "10/10 correct" in r.tests["1f-0-hidden"]["output"]
+    assert r.json["execution_time"] < 60, f"the grader took {r.json['execution_time']} s on the solution"
 
 
 def test_solution_found_as_an_importable_package(tmp_path, reference_src, solution, data):
@@ -323,8 +357,9 @@ MISSING_PIECE = {
     "1e-3-basic": "__getitem__", "1e-4-basic": "__getitem__", "1e-5-basic": "__getitem__",
     "1e-6-basic": "__getitem__",
     "1f-0-basic": "pretrain", "1f-1-basic": "finetune",
-    "1g-0-basic": "DownProjectBlock", "1g-1-basic": "UpProjectBlock", "1g-2-basic": "DownProjectBlock",
-    "1g-3-basic": "initialize_perceiver_model", "1g-4-basic": "DownProjectBlock",
+    "1g-0-basic": "DownProjectBlock", "1g-1-basic": "DownProjectBlock", "1g-2-basic": "DownProjectBlock",
+    "1g-3-basic": "UpProjectBlock", "1g-4-basic": "UpProjectBlock", "1g-5-basic": "initialize_perceiver_model",
+    "1g-6-basic": "initialize_perceiver_model", "1g-7-basic": "DownProjectBlock",
     "1g-0-hidden": "DownProjectBlock", "1g-1-hidden": "UpProjectBlock",
     **PREDICTION_TESTS,
 }
@@ -336,57 +371,214 @@ def test_empty_submission_runs_to_the_summary_and_earns_nothing(tmp_path, data, 
     r = run_grader(src, data=data, solution=solution, predictions=tmp_path / "no-predictions")
     validate_results_json(r.json)
     assert r.json["score"] == 0
-    assert sorted(MISSING_PIECE) == sorted(t for t in POINTS if POINTS[t])
+    assert sorted(MISSING_PIECE) == sorted(t for t in grader.REGISTRY if POINTS[t])
     for tid, piece in MISSING_PIECE.items():
         assert r.status(tid) == "failed", (tid, r.tests[tid]["output"])
         assert piece in r.tests[tid]["output"], (tid, r.tests[tid]["output"])
     assert "Traceback" not in r.stdout
 
 
-# -- planted bugs ------------------------------------------------------------------------------------------
+# -- planted bugs and other correct implementations ------------------------------------------------------
+#
+# Student code written outside this repo is simulated by code appended to a copy of the submission: a class
+# or function defined again at the end of a module replaces the reference's, so these tests do not depend on
+# how the reference is written.
+
+
+def corruption(truncate="random.randint(4, int(self.block_size * 3 / 4))",
+               masked_len="random.randint(1, max(1, n // 2))", start="random.randint(0, n - masked_len)",
+               closing=True, pad_to="self.block_size", xy="s[:-1], s[1:]", mask="self.MASK_CHAR"):
+    """A course-style __getitem__ (string based, self.data / self.stoi), each step replaceable by a bug."""
+    return f"""
+def _graded_getitem(self, idx):
+    import random
+
+    import numpy as np
+
+    doc = self.data[idx][: {truncate}]
+    n = len(doc)
+    masked_len = {masked_len}
+    start = {start}
+    s = doc[:start] + {mask} + doc[start + masked_len:] + {mask} + doc[start:start + masked_len]
+    s = s + ({mask} if {closing} else "")
+    s = s + self.PAD_CHAR * ({pad_to} - len(s))
+    x, y = {xy}
+    return (torch.tensor([self.stoi[c] for c in x], dtype=torch.long),
+            torch.tensor([self.stoi[c] for c in y], dtype=torch.long))
+
+
+CharCorruptionDataset.__getitem__ = _graded_getitem
+"""
+
+
+DATASET_BUGS = {
+    "span never moves": (dict(start="0"), ["1e-2-basic"]),
+    "lengths never vary": (dict(truncate="int(self.block_size * 3 / 4)"), ["1e-1-basic"]),
+    "truncation beyond 7/8": (dict(truncate="random.randint(4, self.block_size - 4)"), ["1e-1-basic", "1e-3-basic"]),
+    "truncation hard-coded for block size 128": (dict(truncate="random.randint(4, 96)"),
+                                                 ["1e-0-basic", "1e-1-basic", "1e-3-basic"]),
+    "off-by-one block length": (dict(pad_to="self.block_size + 1"), ["1e-0-basic", "1e-1-basic", "1e-2-basic",
+                                                                     "1e-3-basic", "1e-4-basic", "1e-5-basic",
+                                                                     "1e-6-basic"]),
+    "masked length never varies": (dict(masked_len="max(1, n // 4)"), ["1e-5-basic"]),
+    "masked span half of the line": (dict(masked_len="random.randint(1, n)"), ["1e-5-basic"]),
+    "y not shifted": (dict(xy="s[:-1], s[:-1]"), ["1e-4-basic"]),
+    "mask char swapped with pad": (dict(mask="self.PAD_CHAR"), ["1e-2-basic", "1e-3-basic", "1e-5-basic"]),
+    "no randomness at all": (dict(truncate="int(self.block_size * 3 / 4)", masked_len="max(1, n // 4)",
+                                  start="n // 3"), ["1e-1-basic", "1e-2-basic", "1e-5-basic", "1e-6-basic"]),
+}
+
+# the Perceiver blocks of the handout, written as a student might, with other attribute names; `cross` is the
+# attention module, swapped out by the variants below
+BLOCKS = """
+class _GradedMLP(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(config.n_embd, 4 * config.n_embd), nn.GELU(),
+                                 nn.Linear(4 * config.n_embd, config.n_embd), nn.Dropout(config.resid_pdrop))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class DownProjectBlock(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.basis = nn.Parameter(torch.empty({basis_shape}))
+        nn.init.xavier_uniform_(self.basis)
+        self.norm_in = nn.LayerNorm(config.n_embd)
+        self.cross = {down_attention}(config)
+        self.norm_out = nn.LayerNorm(config.n_embd)
+        self.ffn = _GradedMLP(config)
+
+    def forward(self, x_input):
+        queries = self.basis.view(1, self.basis.size(-2), self.basis.size(-1))
+        {down_body}
+        return h + self.ffn(self.norm_out(h))
+
+
+class UpProjectBlock(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.norm_in = nn.LayerNorm(config.n_embd)
+        self.cross = {up_attention}(config)
+        self.norm_out = nn.LayerNorm(config.n_embd)
+        self.ffn = _GradedMLP(config)
+
+    def forward(self, y, x_input):
+        {up_body}
+        return h + self.ffn(self.norm_out(h))
+"""
+
+# attention written out by hand (no CausalCrossAttention): separate projections, causal mask made here
+OWN_ATTENTION = """
+import math as _math
+
+
+class _OwnCrossAttention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.heads = config.n_head
+        self.wq = nn.Linear(config.n_embd, config.n_embd)
+        self.wk = nn.Linear(config.n_embd, config.n_embd)
+        self.wv = nn.Linear(config.n_embd, config.n_embd)
+        self.out = nn.Linear(config.n_embd, config.n_embd)
+
+    def forward(self, x_kv, x_q):
+        B, Tk, C = x_kv.shape
+        Tq, h = x_q.size(1), self.heads
+        q = self.wq(x_q).view(x_q.size(0), Tq, h, C // h).transpose(1, 2)
+        k = self.wk(x_kv).view(B, Tk, h, C // h).transpose(1, 2)
+        v = self.wv(x_kv).view(B, Tk, h, C // h).transpose(1, 2)
+        scores = q @ k.transpose(-2, -1) / _math.sqrt(C // h)
+        allowed = torch.ones(Tq, Tk, dtype=torch.bool, device=x_kv.device).tril()
+        weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+        return self.out((weights @ v).transpose(1, 2).reshape(B, Tq, C))
+"""
+
+DOWN_OK = "h = queries + self.cross(self.norm_in(x_input), queries)"
+UP_OK = "h = x_input + self.cross(self.norm_in(y), x_input)"
+
+
+def blocks(attention="CausalCrossAttention", basis_shape="1, config.bottleneck_dim, config.n_embd", down=DOWN_OK,
+           up=UP_OK, down_attention=None):
+    code = BLOCKS.format(down_attention=down_attention or attention, up_attention=attention,
+                         basis_shape=basis_shape, down_body=down, up_body=up)
+    return OWN_ATTENTION + NON_CAUSAL + code
+
+
+# the same attention without the causal mask
+NON_CAUSAL = OWN_ATTENTION.replace("class _OwnCrossAttention", "class _NonCausalCrossAttention").replace(
+    "allowed = torch.ones(Tq, Tk, dtype=torch.bool, device=x_kv.device).tril()",
+    "allowed = torch.ones(Tq, Tk, dtype=torch.bool, device=x_kv.device)")
+
+G_BASIC = ["1g-0-basic", "1g-1-basic", "1g-2-basic", "1g-3-basic", "1g-4-basic", "1g-5-basic", "1g-6-basic",
+           "1g-7-basic"]
+G_TESTS = G_BASIC + ["1g-0-hidden", "1g-1-hidden"]
 
 BUGS = {
-    "mask char swapped with pad": (
-        {"dataset.py": [("mask = torch.tensor([self.mask_id])", "mask = torch.tensor([self.pad_id])")]},
-        ["1e"], ["1e-2-basic", "1e-3-basic", "1e-5-basic"]),
-    "masked span never varies": (
-        {"dataset.py": [("masked_len = random.randint(1, max(1, n // 2))", "masked_len = max(1, n // 4)")]},
-        ["1e"], ["1e-5-basic"]),
-    "masked span always at the start": (
-        {"dataset.py": [("start = random.randint(0, n - masked_len)", "start = 0")]},
-        ["1e"], ["1e-2-basic"]),
-    "masked span half of the line": (
-        {"dataset.py": [("masked_len = random.randint(1, max(1, n // 2))", "masked_len = random.randint(1, n)")]},
-        ["1e"], ["1e-5-basic"]),
-    "y not shifted": (
-        {"dataset.py": [("x, y = s[:-1], s[1:]", "x, y = s[:-1], s[:-1]")]},
-        ["1e"], ["1e-4-basic"]),
-    "truncation hard-coded for block size 128": (
-        {"dataset.py": [("random.randint(4, int(self.block_size * 7 / 8))", "random.randint(4, 112)")]},
-        ["1e"], ["1e-1-basic", "1e-3-basic"]),
-    "numpy instead of random": (
-        {"dataset.py": [("doc = line[: random.randint(4, int(self.block_size * 7 / 8))]",
-                         "import numpy as np\n        doc = line[: int(np.random.randint(4, int(self.block_size * 7 / 8) + 1))]")]},
-        ["1e"], ["1e-6-basic"]),
+    **{f"dataset: {name}": ({"dataset.py": corruption(**kw)}, ["1e"], fails)
+       for name, (kw, fails) in DATASET_BUGS.items()},
     "DownProject ignores C": (
-        {"model.py": [("x = self.C + self.attn(self.ln1(x_input), self.C)",
-                       "x = self.attn(self.ln1(x_input), torch.zeros_like(self.C))")]},
-        ["1g-0-basic", "1g-0-hidden"], ["1g-0-basic", "1g-0-hidden"]),
+        {"model.py": blocks(down="h = self.cross(self.norm_in(x_input), torch.zeros_like(queries))")},
+        G_TESTS, ["1g-1-basic", "1g-0-hidden"]),
     "DownProject without the residual": (
-        {"model.py": [("x = self.C + self.attn(self.ln1(x_input), self.C)", "x = self.attn(self.ln1(x_input), self.C)")]},
-        ["1g-0-basic", "1g-0-hidden"], ["1g-0-hidden"]),
+        {"model.py": blocks(down="h = self.cross(self.norm_in(x_input), queries)")}, G_TESTS, ["1g-0-hidden"]),
+    "DownProject not causal": (
+        {"model.py": blocks(down_attention="_NonCausalCrossAttention")}, G_TESTS,
+        ["1g-2-basic", "1g-6-basic", "1g-0-hidden"]),
     "UpProject queries with y instead of x": (
-        {"model.py": [("x = x_input + self.attn(self.ln1(y), x_input)", "x = x_input + self.attn(self.ln1(y), y)")]},
-        ["1g-1-basic", "1g-3-basic", "1g-1-hidden"], ["1g-1-basic", "1g-3-basic", "1g-1-hidden"]),
+        {"model.py": blocks(up="h = x_input + self.cross(self.norm_in(y), y)")}, G_TESTS,
+        ["1g-3-basic", "1g-4-basic", "1g-5-basic", "1g-6-basic", "1g-1-hidden"]),
     "UpProject without layer norm": (
-        {"model.py": [("x = x_input + self.attn(self.ln1(y), x_input)", "x = x_input + self.attn(y, x_input)")]},
-        ["1g-1-basic", "1g-1-hidden"], ["1g-1-hidden"]),
+        {"model.py": blocks(up="h = x_input + self.cross(y, x_input)")}, G_TESTS, ["1g-1-hidden"]),
+    "blocks without the bottleneck (self-attention on the input)": (
+        {"model.py": blocks(down="h = x_input + self.cross(self.norm_in(x_input), x_input) + 0 * queries.sum()",
+                            up="h = y + 0 * x_input")}, G_TESTS,
+        ["1g-0-basic", "1g-1-basic", "1g-2-basic", "1g-3-basic", "1g-4-basic", "1g-5-basic", "1g-0-hidden",
+         "1g-1-hidden"]),
     "basis C from randn": (
-        {"model.py": [("nn.init.xavier_uniform_(self.C)", "nn.init.normal_(self.C)")]},
-        ["1g-2-basic"], ["1g-2-basic"]),
+        {"model.py": blocks().replace("nn.init.xavier_uniform_(self.basis)", "nn.init.normal_(self.basis)")},
+        ["1g-1-basic"], ["1g-1-basic"]),
+    "perceiver never enabled (mconf.perceiver not set)": (
+        {"helper.py": """
+            def initialize_perceiver_model(mconf, bottleneck_dim=32):
+                mconf.bottleneck_dim = bottleneck_dim
+                return GPT(mconf)
+            """}, ["1g-5-basic", "1g-6-basic"], ["1g-5-basic"]),
+    "perceiver built without the bottleneck setting": (
+        {"helper.py": """
+            def initialize_perceiver_model(mconf, bottleneck_dim=32):
+                mconf.perceiver = True
+                mconf.bottleneck_dim = 32
+                return GPT(mconf)
+            """}, ["1g-5-basic", "1g-6-basic"], ["1g-5-basic"]),
+    "finetune trains the model itself": (
+        {"helper.py": """
+            _given_finetune = finetune
+
+
+            def finetune(*args, **kwargs):
+                tconf, trainer_obj = _given_finetune(*args, **kwargs)
+                trainer_obj.train()
+                return tconf, trainer_obj
+            """}, ["1c-1-basic", "1f-1-basic", "1g-7-basic"], ["1c-1-basic", "1f-1-basic", "1g-7-basic"]),
+    "pretrain trains the model itself": (
+        {"helper.py": """
+            _given_pretrain = pretrain
+
+
+            def pretrain(*args, **kwargs):
+                tconf, trainer_obj = _given_pretrain(*args, **kwargs)
+                train(args[2], "pretrained.params", trainer_obj)
+                return tconf, trainer_obj
+            """}, ["1f-0-basic"], ["1f-0-basic"]),
+}
+
+MUTATION_BUGS = {  # small edits of helper.py's student regions
     "wrong finetune epochs": (
         {"helper.py": [("max_epochs = 10", "max_epochs = 75")]},
-        ["1c-1-basic", "1f-1-basic", "1g-4-basic"], ["1f-1-basic", "1g-4-basic"]),
+        ["1c-1-basic", "1f-1-basic", "1g-7-basic"], ["1f-1-basic", "1g-7-basic"]),
     "finetune ignores the pretrained params": (
         {"helper.py": [("        load_params(model, reading_params_path)\n", "")]},
         ["1c-1-basic", "1f-1-basic"], ["1f-1-basic"]),
@@ -396,56 +588,117 @@ BUGS = {
     "train saves without training": (
         {"helper.py": [("    trainer_obj.train()\n", "")]},
         ["1c-2-basic"], ["1c-2-basic"]),
-    "perceiver built without the bottleneck setting": (
-        {"helper.py": [("    mconf.bottleneck_dim = bottleneck_dim\n", "    mconf.bottleneck_dim = 32\n")]},
-        ["1g-3-basic"], ["1g-3-basic"]),
 }
 
 
-@pytest.mark.parametrize("bug", sorted(BUGS))
+@pytest.mark.parametrize("bug", sorted(BUGS) + sorted(MUTATION_BUGS))
 def test_planted_bug_loses_points(tmp_path, data, solution, bug):
-    mutations, selection, must_fail = BUGS[bug]
-    src = copy_src(tmp_path, mutations)
+    if bug in BUGS:
+        code, selection, must_fail = BUGS[bug]
+        src = copy_src(tmp_path, append=code)
+    else:
+        mutations, selection, must_fail = MUTATION_BUGS[bug]
+        src = copy_src(tmp_path, mutations)
     r = run_grader(src, *selection, data=data, solution=solution)
     assert r.failed() == sorted(must_fail), r.stdout
     assert r.json["score"] == sum(POINTS[t] for t in r.passed())
 
 
-# -- fairness: other implementations that follow the handout pass ------------------------------------------
+def test_training_inside_finetune_fails_fast_with_the_reason(tmp_path, data):
+    code, selection, _ = BUGS["finetune trains the model itself"]
+    r = run_grader(copy_src(tmp_path, append=code), "1c-1-basic", data=data)
+    assert "finetune started training (it called Trainer.train)" in r.tests["1c-1-basic"]["output"]
+    assert r.seconds < 60
+
+
+# -- fairness: other implementations that follow the handout earn every point -----------------------------
 
 OTHER_CORRUPTIONS = {
-    "string-based, Gaussian masked length": """
-        doc = self.data[idx][: random.randint(4, int(self.block_size * 7 / 8))]
-        n = len(doc)
-        masked_len = max(0, min(n, round(random.gauss(n / 4, n / 8))))
-        start = random.randint(0, n - masked_len)
-        s = doc[:start] + self.MASK_CHAR + doc[start + masked_len:] + self.MASK_CHAR + doc[start:start + masked_len]
-        s = s + self.PAD_CHAR * (self.block_size - len(s))
-        x = torch.tensor([self.stoi[c] for c in s[:-1]], dtype=torch.long)
-        y = torch.tensor([self.stoi[c] for c in s[1:]], dtype=torch.long)
-""",
-    "list-based, masked length n/8..3n/8": """
-        ids = self.encoded[idx].tolist()
-        n = min(len(ids), random.randint(4, int(self.block_size * 7 / 8)))
-        masked_len = random.randint(n // 8, 3 * n // 8)
-        start = random.randint(0, n - masked_len)
-        s = ids[:start] + [self.mask_id] + ids[start + masked_len:n] + [self.mask_id] + ids[start:start + masked_len]
-        s += [self.pad_id] * (self.block_size - len(s))
-        x, y = torch.tensor(s[:-1]), torch.tensor(s[1:])
-""",
+    "string-based, Gaussian masked length, 7/8, no closing MASK": corruption(
+        truncate="random.randint(4, int(self.block_size * 7 / 8))",
+        masked_len="max(0, min(n, round(random.gauss(n / 4, n / 8))))", closing=False),
+    "list-based on the reference's encoded ids, masked length n/8..3n/8, 7/8, no closing MASK": """
+        def _graded_getitem(self, idx):
+            import random
+
+            ids = self.encoded[idx].tolist()
+            n = min(len(ids), random.randint(4, int(self.block_size * 7 / 8)))
+            masked_len = random.randint(n // 8, 3 * n // 8)
+            start = random.randint(0, n - masked_len)
+            s = ids[:start] + [self.mask_id] + ids[start + masked_len:n] + [self.mask_id]
+            s += ids[start:start + masked_len]
+            s += [self.pad_id] * (self.block_size - len(s))
+            return torch.tensor(s[:-1]), torch.tensor(s[1:])
+
+
+        CharCorruptionDataset.__getitem__ = _graded_getitem
+        """,
+    "numpy, 7/8, no closing MASK": corruption(
+        truncate="int(np.random.randint(4, int(self.block_size * 7 / 8) + 1))",
+        masked_len="int(np.random.randint(1, max(1, n // 2) + 1))",
+        start="int(np.random.randint(0, n - masked_len + 1))", closing=False),
+    "torch random numbers, 3/4, closing MASK": corruption(
+        truncate="int(torch.randint(4, int(self.block_size * 3 / 4) + 1, ()))",
+        masked_len="int(torch.randint(1, max(1, n // 2) + 1, ()))",
+        start="int(torch.randint(0, n - masked_len + 1, ()))"),
+    "course-style: PAD_CHAR and MASK_CHAR only on the instance": """
+        _given_init = CharCorruptionDataset.__init__
+
+
+        def _course_init(self, data, block_size):
+            self.MASK_CHAR = "\\u2047"
+            self.PAD_CHAR = "\\u25A1"
+            _given_init(self, data, block_size)
+
+
+        del CharCorruptionDataset.PAD_CHAR, CharCorruptionDataset.MASK_CHAR, PAD_CHAR, MASK_CHAR
+        CharCorruptionDataset.__init__ = _course_init
+        """,
+    "PAD_CHAR and MASK_CHAR only on the class": """
+        del PAD_CHAR, MASK_CHAR
+        """,
 }
 
 
 @pytest.mark.parametrize("variant", sorted(OTHER_CORRUPTIONS))
 def test_other_correct_corruptions_pass(tmp_path, data, variant):
-    src = copy_src(tmp_path)
-    path = src / "submission" / "dataset.py"
-    text, n = REGION.subn(lambda m: f"{m[1]}### START CODE HERE ###{OTHER_CORRUPTIONS[variant]}{m[1]}### END CODE HERE ###",
-                          path.read_text(encoding="utf-8"))
-    assert n == 1
-    path.write_text(text, encoding="utf-8")
-    r = run_grader(src, "1e", data=data)
+    src = copy_src(tmp_path, append={"dataset.py": OTHER_CORRUPTIONS[variant]})
+    r = run_grader(src, "1e", "1c-1-basic", "1f-0-basic", data=data)
     assert r.failed() == [], r.stdout
+    assert r.passed() == sorted(t for t in POINTS if t.startswith("1e") or t in ("1c-1-basic", "1f-0-basic"))
+
+
+OTHER_BLOCKS = {
+    "other attribute names": blocks(),
+    "own attention math (no CausalCrossAttention)": blocks(attention="_OwnCrossAttention"),
+    "basis C of shape (m, n_embd)": blocks(basis_shape="config.bottleneck_dim, config.n_embd"),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(OTHER_BLOCKS))
+def test_other_correct_perceiver_blocks_earn_every_point(tmp_path, data, solution, variant):
+    src = copy_src(tmp_path, append={"model.py": OTHER_BLOCKS[variant]})
+    r = run_grader(src, *G_TESTS, data=data, solution=solution)
+    assert r.failed() == [] and r.passed() == sorted(G_TESTS), r.stdout
+
+
+def test_course_style_attention_mask_buffers_are_fine(tmp_path, data, solution):
+    """The course's given attention keeps its causal mask as a persistent buffer: the state dict then holds
+    `attn.mask` entries the reference's has not.  The grader compares parameters, so nothing changes."""
+    src = copy_src(tmp_path, append={"attention.py": """
+        _given_init = _AttentionBase.__init__
+
+
+        def _course_init(self, config):
+            _given_init(self, config)
+            self.register_buffer("mask", self.mask.clone(), persistent=True)
+
+
+        _AttentionBase.__init__ = _course_init
+        """})
+    r = run_grader(src, "1c", "1f-0-basic", "1f-1-basic", *G_TESTS, data=data, solution=solution)
+    assert r.failed() == [], r.stdout
+    assert r.status("1c-0-hidden") == "passed" and r.status("1g-7-basic") == "passed"
 
 
 # -- crash-proofing ----------------------------------------------------------------------------------------
@@ -463,11 +716,11 @@ def test_exception_at_import_and_in_a_function(tmp_path, data):
     src = copy_src(tmp_path, {"helper.py": [("def train(", "raise RuntimeError('boom at import')\n\n\ndef train(")],
                               "model.py": [("        x = None\n        ### START CODE HERE ###\n        x = x_input +",
                                             "        x = None\n        ### START CODE HERE ###\n        raise ValueError('up')\n        x = x_input +")]})
-    r = run_grader(src, "1c-0-basic", "1f-0-basic", "1g-0-basic", "1g-1-basic", data=data)
+    r = run_grader(src, "1c-0-basic", "1f-0-basic", "1g-0-basic", "1g-3-basic", data=data)
     for tid in ["1c-0-basic", "1f-0-basic"]:
         assert "importing submission/helper.py raised RuntimeError: boom at import" in r.tests[tid]["output"]
     assert r.status("1g-0-basic") == "passed"
-    out = r.tests["1g-1-basic"]["output"]
+    out = r.tests["1g-3-basic"]["output"]
     assert "UpProjectBlock.forward raised ValueError: up (model.py, line" in out
 
 
@@ -529,7 +782,8 @@ def test_runs_from_the_repository_root_and_selects_tests(tmp_path, public_data):
     r = subprocess.run([sys.executable, "src/grader.py", "1e-0-basic", "--data-dir", str(public_data)], cwd=ROOT,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert "1e-0-basic" in r.stdout and "1e-1-basic" not in r.stdout and "Total basic: 1/1 points" in r.stdout
+    one = POINTS["1e-0-basic"]
+    assert "1e-0-basic" in r.stdout and "1e-1-basic" not in r.stdout and f"Total basic: {one}/{one} points" in r.stdout
     r = subprocess.run([sys.executable, "src/grader.py", "--list", "1g"], cwd=ROOT, capture_output=True, text=True)
     import grader_written
 
@@ -557,9 +811,9 @@ def hang(module):
 
 
 TESTS = [
-    {"id": "3a-0-basic", "points": 2, "description": "answer is 42", "timeout": 10, "fn": good, "extra_credit": True},
-    {"id": "3a-1-basic", "points": 1, "description": "answer is 41", "timeout": 10, "fn": bad, "extra_credit": True},
-    {"id": "3b-0-hidden", "points": 3, "description": "hangs", "timeout": 10, "fn": hang, "extra_credit": True},
+    {"id": "3a-0-basic", "description": "answer is 42", "timeout": 10, "fn": good, "extra_credit": True},
+    {"id": "3a-1-basic", "description": "answer is 41", "timeout": 10, "fn": bad, "extra_credit": True},
+    {"id": "3b-0-hidden", "description": "hangs", "timeout": 10, "fn": hang, "extra_credit": True},
 ]
 '''
 
@@ -567,6 +821,9 @@ TESTS = [
 def test_written_tests_are_extra_credit(tmp_path, data):
     src = copy_src(tmp_path)
     (src / "grader_written.py").write_text(WRITTEN, encoding="utf-8")
+    table = json.loads((src / "points.json").read_text(encoding="utf-8"))
+    table["tests"].update({"3a-0-basic": 2, "3a-1-basic": 1, "3b-0-hidden": 3})  # points live in the one table
+    (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
     (src / "submission" / "attention_exploration.py").write_text("def answer():\n    return 42\n", encoding="utf-8")
     r = run_grader(src, "3", "1e-0-basic", data=data, extra=["--timeout-scale", "0.3"])
     validate_results_json(r.json)
@@ -574,7 +831,15 @@ def test_written_tests_are_extra_credit(tmp_path, data):
     assert r.status("3a-1-basic") == "failed" and "answer() must be 41" in r.tests["3a-1-basic"]["output"]
     assert r.status("3b-0-hidden") == "failed" and "timed out" in r.tests["3b-0-hidden"]["output"]
     assert all(r.tests[t]["tags"] == ["extra credit"] for t in ("3a-0-basic", "3a-1-basic", "3b-0-hidden"))
-    assert "Extra credit: 2/6 points" in r.stdout and "Total basic: 1/1 points" in r.stdout
+    one = POINTS["1e-0-basic"]
+    assert "Extra credit: 2/6 points" in r.stdout and f"Total basic: {one}/{one} points" in r.stdout
+    # a written test without points in the table is refused, as any test is
+    del table["tests"]["3a-1-basic"]
+    (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
+    bad = subprocess.run([sys.executable, str(src / "grader.py"), "3a"], capture_output=True, text=True, cwd=src)
+    assert bad.returncode == 2 and "3a-1-basic (grader_written.py) has no points" in bad.stderr
+    table["tests"]["3a-1-basic"] = 1
+    (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
     # without the student's module the written tests fail with the reason
     (src / "submission" / "attention_exploration.py").unlink()
     r = run_grader(src, "3a", data=data)

@@ -104,12 +104,12 @@ class CourseCharCorruption(CourseStyle):
     yields the same examples."""
 
     def __getitem__(self, idx):
-        doc = self.data[idx][: random.randint(4, int(self.block_size * 7 / 8))]
+        doc = self.data[idx][: random.randint(4, int(self.block_size * 3 / 4))]
         n = len(doc)
         masked_len = random.randint(1, max(1, n // 2))
         start = random.randint(0, n - masked_len)
         s = (doc[:start] + self.MASK_CHAR + doc[start + masked_len:] + self.MASK_CHAR
-             + doc[start:start + masked_len])
+             + doc[start:start + masked_len] + self.MASK_CHAR)
         s = s + self.PAD_CHAR * (self.block_size - len(s))
         return self.ids(s[:-1]), self.ids(s[1:])
 

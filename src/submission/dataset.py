@@ -9,6 +9,7 @@ Run `python src/submission/dataset.py charcorruption` (or `namedata`) to print a
 
 import argparse
 import random
+import sys
 from pathlib import Path
 
 import torch
@@ -61,32 +62,37 @@ class CharCorruptionDataset(Dataset):
         return len(self.data)
 
     def __getitem__(self, idx):
-        """Return (x, y), two LongTensors of length block_size - 1, built from line idx:
+        """Return (x, y), two LongTensors of length block_size - 1, built from line idx.
 
-        1. Truncate the line to a random length drawn uniformly from 4 .. int(block_size * 7/8)
-           (inclusive; a line shorter than that stays whole).
-        2. Split the truncated text into [prefix] [masked_content] [suffix]: the length of
-           masked_content is random, 1/4 of the truncated length on average, and varies between
-           examples; where it starts is random too.
-        3. Rearrange into  prefix + MASK_CHAR + suffix + MASK_CHAR + masked_content  and pad with
-           PAD_CHAR up to length block_size.
-        4. x is that string without its last character, y without its first (y[i] is the character
-           that follows x[i]), both as ids.
+        1. Truncate: keep the first n characters of the line, n drawn at random from
+           4 .. int(block_size * 3/4) (both ends included, every length possible); a line shorter than
+           n stays whole.
+        2. Split the truncated text into three consecutive pieces, prefix, masked_content and suffix.
+           The length of masked_content is random and varies between examples, 1/4 of the truncated
+           length on average; where the span starts is random too (prefix or suffix may be empty).
+        3. Rearrange:  masked_string = prefix + MASK_CHAR + suffix + MASK_CHAR + masked_content + MASK_CHAR,
+           then append PAD_CHAR until masked_string has exactly block_size characters.
+        4. x is masked_string without its last character and y without its first, so y[i] is the
+           character that follows x[i]; both are returned as ids.
 
-        Use Python's `random` module (seeded by utils.set_seed) and self.encoded[idx], the line as
-        ids, so that no per-character dictionary lookups happen here; self.pad_id and self.mask_id
-        are the ids of PAD_CHAR and MASK_CHAR.
+        Example, block_size 16: "Anna was born in Oslo" truncated to 12 characters is "Anna was bor";
+        with the masked span "was":
+            masked_string = "Anna ⁇ bor⁇was⁇□",   x = "Anna ⁇ bor⁇was⁇",   y = "nna ⁇ bor⁇was⁇□"
+
+        Any random generator will do (random, numpy or torch: utils.set_seed seeds all three).
+        self.encoded[idx] is the line already encoded as ids (no per-character lookups needed here);
+        self.pad_id and self.mask_id are the ids of PAD_CHAR and MASK_CHAR.
         """
         x, y = None, None
         ### START CODE HERE ###
         line = self.encoded[idx]
-        doc = line[: random.randint(4, int(self.block_size * 7 / 8))]
+        doc = line[: random.randint(4, int(self.block_size * 3 / 4))]
         n = len(doc)
         masked_len = random.randint(1, max(1, n // 2))  # mean (1 + n/2) / 2, about n/4
         start = random.randint(0, n - masked_len)
         prefix, masked, suffix = doc[:start], doc[start : start + masked_len], doc[start + masked_len :]
         mask = torch.tensor([self.mask_id])
-        s = torch.cat([prefix, mask, suffix, mask, masked])
+        s = torch.cat([prefix, mask, suffix, mask, masked, mask])
         s = torch.cat([s, torch.full((self.block_size - len(s),), self.pad_id)])
         x, y = s[:-1], s[1:]
         ### END CODE HERE ###
@@ -133,6 +139,9 @@ class NameDataset(Dataset):
 
 def _show(dataset, decode, n=4):
     for i, (x, y) in zip(range(n), dataset):
+        if x is None or y is None:
+            sys.exit(f"{type(dataset).__name__}.__getitem__ in src/submission/dataset.py returned None: "
+                     "implement it first (part e)")
         print("x:", decode(x))
         print("y:", decode(y))
         print()
