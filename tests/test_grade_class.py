@@ -5,6 +5,7 @@ conftest. Only a few grader tests run (--tests) so that grading five submissions
 """
 
 import csv
+import json
 import random
 import shutil
 import subprocess
@@ -20,6 +21,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import grade_class  # noqa: E402
 
 PLACES = ["Paris", "Rome", "Oslo", "Lima", "Tokyo", "Cairo", "Quito", "Berlin"]
+POINTS = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["tests"]
 TESTS = ["1c-0-basic", "1e-0-basic"]  # one test that needs model.py, one that does not
 
 
@@ -99,7 +101,7 @@ def test_a_class_is_graded_into_one_row_per_submission(graded, data):
     assert sorted(rows) == ["alice", "bob", "dave", "erin", "frank"]
     for name in ("alice", "bob"):  # the reference code earns every point of the basic tests run
         assert rows[name]["graded"] == "yes", rows[name]
-        assert rows[name]["1c-0-basic"] == "1" and rows[name]["1e-0-basic"] == "1", rows[name]
+        assert [rows[name][t] for t in TESTS] == [f"{POINTS[t]:g}" for t in TESTS], rows[name]
         assert rows[name]["problems"] == "", rows[name]
     assert rows["alice"]["max"] == rows["frank"]["max"] != ""
     # accuracy of each prediction file against the answers, computed here independently
@@ -125,7 +127,7 @@ def test_broken_zip_import_error_and_missing_files_are_rows_with_a_reason(graded
     frank = rows["frank"]
     assert frank["graded"] == "yes"
     assert "missing: model.py" in frank["problems"] and "perceiver.pretrain.test.predictions" in frank["problems"]
-    assert frank["1e-0-basic"] == "1" and frank["1c-0-basic"] == "0"  # the dataset does not need model.py
+    assert frank["1e-0-basic"] == f"{POINTS['1e-0-basic']:g}" and frank["1c-0-basic"] == "0"  # the dataset does not need model.py
     assert frank["accuracy:perceiver.pretrain.test.predictions"] == ""
     assert "erin: cannot read the submission" in proc.stdout
 

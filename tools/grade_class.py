@@ -34,6 +34,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -66,6 +67,8 @@ PARAMS_FILES = [
 # The answers each prediction file is scored against: dev answers ship with the data, test answers are
 # held out (birth_test.tsv exists only where submissions are graded).
 GOLD_FILES = {"dev": "birth_dev.tsv", "test": "birth_test.tsv"}
+PIN = ("import os, sys; os.sched_setaffinity(0, {int(c) for c in sys.argv[1].split(',')}); "
+       "os.execv(sys.argv[2], sys.argv[2:])")  # run the rest of the command line on the given cores
 SIMILAR = 0.98  # fraction of identical lines above which two prediction files are flagged
 CACHE_VERSION = 1
 
@@ -233,22 +236,25 @@ def grade_one(name, path, cfg, cpus):
                "--timeout-scale", str(cfg["timeout_scale"])] + list(cfg["tests"])
         env = {k: v for k, v in os.environ.items() if not k.startswith("GRADER_")}
         env["PYTHONDONTWRITEBYTECODE"] = "1"
-
-        def pin():  # in the child: its share of the cores, so that parallel graders do not compete
-            if cpus and hasattr(os, "sched_setaffinity"):
-                os.sched_setaffinity(0, cpus)
-
+        if cpus and hasattr(os, "sched_setaffinity"):
+            # its share of the cores, so that parallel graders do not compete (set by a tiny launcher that
+            # then becomes the grader: the grader and its workers see only these cores from the start)
+            cmd = [sys.executable, "-c", PIN, ",".join(map(str, sorted(cpus)))] + cmd
+        # a session of its own: on a timeout the grader and every worker it started are killed together
+        proc = subprocess.Popen(cmd, cwd=str(src), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
         try:
-            proc = subprocess.run(cmd, cwd=str(src), env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                                  timeout=cfg["outer_timeout"], preexec_fn=pin)
+            _, stderr = proc.communicate(timeout=cfg["outer_timeout"])
         except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
             record["problems"].append(f"the grader did not finish within {cfg['outer_timeout']:.0f} s; not graded")
             record["seconds"] = time.monotonic() - started
             return record
         record["seconds"] = time.monotonic() - started
         out = Path(tmp) / "results.json"
         if proc.returncode != 0 or not out.is_file():
-            tail = proc.stderr.decode("utf-8", errors="replace").strip().splitlines()[-1:] or ["no output"]
+            tail = stderr.decode("utf-8", errors="replace").strip().splitlines()[-1:] or ["no output"]
             record["problems"].append(f"the grader failed (exit status {proc.returncode}: {tail[0][:300]}); "
                                       "not graded")
             return record
