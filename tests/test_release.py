@@ -137,7 +137,10 @@ def rehearse(bundle, root, files):
     return results
 
 
-def test_gradescope_bundle_gives_the_solution_full_marks(bundle, tmp_path):
+def test_gradescope_bundle_gives_the_solution_full_marks(bundle, tmp_path, monkeypatch):
+    # the answer key stands in for the predictions, without params that would produce it: skip the grader's
+    # params check here (tests/test_grader_params.py tests it)
+    monkeypatch.setenv("GRADER_TRUST_PREDICTIONS", "1")
     data = ROOT / "src" / "data"
     dev, test = "\n".join(answers_of(data / "birth_dev.tsv")) + "\n", "\n".join(answers_of(data / "birth_test.tsv")) + "\n"
     files = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "src" / "submission").glob("*.py")}
