@@ -247,3 +247,53 @@ def test_run_py_resume_finishes_the_run(world, monkeypatch):
     assert all(torch.equal(whole[k], resumed[k]) for k in whole)
     assert [r["loss"] for r in read_log(path / "v.params.log.csv")] == \
         [r["loss"] for r in read_log(path / "whole.params.log.csv")]
+
+
+# --- tools/plot_losses.py -------------------------------------------------------------------------------------
+
+def plot_losses():
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import plot_losses as module
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    return module
+
+
+def write_log(path, n=5):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("step,epoch,loss,lr,tokens_per_s\n")
+        for i in range(1, n + 1):
+            f.write(f"{i},1,{3.0 / i},{1e-4 * i},1000.0\n")
+
+
+def test_plot_losses_without_matplotlib_says_what_to_install(tmp_path, monkeypatch, capsys):
+    write_log(tmp_path / "a.params.log.csv")
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` fail, installed or not
+    with pytest.raises(SystemExit) as e:
+        plot_losses().main([str(tmp_path / "a.params.log.csv"), "--out", str(tmp_path / "x.png")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and "pip install matplotlib" in err
+    assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize("content,message", [(None, "does not exist"), ("a,b\n1,2\n", "not a loss log"),
+                                             ("step,epoch,loss,lr\n1,1,oops,1\n", "malformed"),
+                                             ("step,epoch,loss,lr,tokens_per_s\n", "no rows")])
+def test_plot_losses_refuses_bad_logs_in_one_sentence(tmp_path, capsys, content, message):
+    log = tmp_path / "l.csv"
+    if content is not None:
+        log.write_text(content)
+    with pytest.raises(SystemExit) as e:
+        plot_losses().main([str(log), "--out", str(tmp_path / "x.png")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and message in err
+
+
+def test_plot_losses_draws_a_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    write_log(tmp_path / "a.params.log.csv")
+    write_log(tmp_path / "b.params.log.csv", n=8)
+    plot_losses().main([str(tmp_path / "a.params.log.csv"), str(tmp_path / "b.params.log.csv"),
+                        "--out", str(tmp_path / "out" / "l.png")])
+    assert (tmp_path / "out" / "l.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
