@@ -8,6 +8,8 @@ Examples (run.sh wraps these with the course's file names):
       --eval_corpus_path src/data/birth_dev.tsv --outputs_path vanilla.pretrain.dev.predictions
 
 The course hyperparameters are the defaults; the override flags exist for small runs (smoke tests, CPU demos).
+Training writes WRITING_PARAMS_PATH.log.csv (one row per step; python tools/plot_losses.py draws it) and, after
+every epoch, WRITING_PARAMS_PATH.ckpt: if a run is interrupted, the same command with --resume continues it.
 """
 
 import argparse

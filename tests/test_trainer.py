@@ -297,3 +297,12 @@ def test_plot_losses_draws_a_png(tmp_path):
     plot_losses().main([str(tmp_path / "a.params.log.csv"), str(tmp_path / "b.params.log.csv"),
                         "--out", str(tmp_path / "out" / "l.png")])
     assert (tmp_path / "out" / "l.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_run_sh_passes_resume_on(world, tmp_path):
+    from test_run import run_sh
+
+    path, _ = world
+    out = tmp_path / "out"
+    r = run_sh("vanilla_pretrain", "--resume", env={"DATA_DIR": str(path), "OUT_DIR": str(out)})
+    assert r.returncode == 2 and "no checkpoint" in r.stderr and str(out / "vanilla.pretrain.params.ckpt") in r.stderr
