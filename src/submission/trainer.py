@@ -276,7 +276,8 @@ class Trainer:
         if path is None or not os.path.isfile(path):
             raise CheckpointError(f"there is no checkpoint {path} to resume from: run without --resume to start over")
         try:
-            state = torch.load(path, map_location=self.device, weights_only=True)
+            # on the CPU: the random-number states must stay CPU tensors; load_state_dict moves the rest
+            state = torch.load(path, map_location="cpu", weights_only=True)
         except Exception as e:  # truncated or not a checkpoint at all
             raise CheckpointError(f"checkpoint {path} is unreadable ({type(e).__name__}): delete it to start over") from e
         try:
