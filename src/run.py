@@ -8,6 +8,8 @@ Examples (run.sh wraps these with the course's file names):
       --eval_corpus_path src/data/birth_dev.tsv --outputs_path vanilla.pretrain.dev.predictions
 
 The course hyperparameters are the defaults; the override flags exist for small runs (smoke tests, CPU demos).
+Training writes WRITING_PARAMS_PATH.log.csv (one row per step; python tools/plot_losses.py draws it) and, after
+every epoch, WRITING_PARAMS_PATH.ckpt: if a run is interrupted, the same command with --resume continues it.
 """
 
 import argparse
@@ -42,6 +44,9 @@ def build_parser():
     p.add_argument("--finetune_lr", type=float, default=6e-4)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default=None, help="cuda, mps or cpu (default: the fastest available)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue an interrupted pretrain/finetune from WRITING_PARAMS_PATH.ckpt (written after "
+                        "every epoch, removed once the params are saved); run with the same flags as before")
     small = p.add_argument_group("overrides for small runs (default: the course's values)")
     small.add_argument("--max_epochs", type=int)
     small.add_argument("--batch_size", type=int)
@@ -52,8 +57,9 @@ def build_parser():
     small.add_argument("--block_size", type=int, default=COURSE_MODEL["block_size"])
     small.add_argument("--dropout", type=float, help="all three dropout rates (course: 0.1)")
     small.add_argument("--precision", choices=["auto", "bf16", "fp32"], default="auto",
-                       help="training precision; auto: bf16 autocast on CUDA and on CPUs with native bf16 "
-                            "(AVX512-BF16 or AMX), else fp32 (weights and loss stay fp32)")
+                       help="training precision; auto: bf16 autocast on GPUs that compute it natively (compute "
+                            "capability 8.0+, not T4/V100) and on CPUs with native bf16 (AVX512-BF16 or AMX), "
+                            "else fp32 (weights and loss stay fp32)")
     small.add_argument("--compile", action="store_true",
                        help="torch.compile the model for training (CUDA only: on a CPU it was measured slower)")
     small.add_argument("--no_progress", action="store_true", help="hide the progress bar")
@@ -103,17 +109,38 @@ def apply_overrides(tconf, args):
     tconf.show_progress = not args.no_progress
 
 
+def check_resume(args):
+    """Refuse before any work: --resume with no checkpoint, or a fresh run that would overwrite one."""
+    ckpt = Path(f"{args.writing_params_path}.ckpt")
+    if args.resume and not ckpt.is_file():
+        fail(f"--resume: there is no checkpoint {ckpt} to continue from; run without --resume to start over")
+    if not args.resume and ckpt.is_file():
+        fail(f"{ckpt} holds an interrupted run: add --resume to continue it, or delete it to start over")
+
+
 def run_training(args, result, name):
     tconf, trainer_obj = implemented(result, name)
     apply_overrides(tconf, args)
+    # resuming and the loss log live beside the params; set here so the course's signatures stay as they are
+    tconf.checkpoint_path = f"{args.writing_params_path}.ckpt"
+    tconf.resume = args.resume
+    tconf.log_path = f"{args.writing_params_path}.log.csv"
     trainer_obj.device = trainer.pick_device(tconf.device)
     trainer_obj.model.to(trainer_obj.device)
     if args.compile and trainer_obj.device.type != "cuda":
         print(f"note: --compile only applies on CUDA; training on {trainer_obj.device.type} runs uncompiled",
               file=sys.stderr)
+    params = Path(args.writing_params_path)
+    before = params.stat().st_mtime_ns if params.is_file() else None
     start = time.time()
-    helper.train(trainer_obj.model, args.writing_params_path, trainer_obj)
+    try:
+        helper.train(trainer_obj.model, args.writing_params_path, trainer_obj)
+    except trainer.CheckpointError as e:
+        fail(str(e))
     print(f"saved {args.writing_params_path} ({time.time() - start:.0f} s)")
+    # the params are the run's result now; the checkpoint would only make the next run refuse to start
+    if params.is_file() and params.stat().st_mtime_ns != before:
+        Path(tconf.checkpoint_path).unlink(missing_ok=True)
 
 
 def evaluate(args, net, vocab):
@@ -142,6 +169,10 @@ def main(argv=None):
               "finetune": ["writing_params_path", "finetune_corpus_path"],
               "evaluate": ["reading_params_path", "eval_corpus_path", "outputs_path"]}[args.function]
     require(args, *needed)
+    if args.function != "evaluate":
+        check_resume(args)
+    elif args.resume:
+        fail("--resume applies to pretrain and finetune, not evaluate")
     data_hint = "pass the right path, or regenerate the built-in data with python src/data/generate.py"
     require_file(args.pretrain_corpus_path, "pretraining corpus", data_hint)
     for name in ("finetune_corpus_path", "eval_corpus_path"):

@@ -31,7 +31,8 @@ def initialize_perceiver_model(mconf, bottleneck_dim=32):
     return attention_model
 
 
-def finetune(reading_params_path, finetune_corpus_path, pretrain_dataset, block_size, model, finetune_lr=6e-4):
+def finetune(reading_params_path, finetune_corpus_path, pretrain_dataset, block_size, model, finetune_lr=6e-4,
+             writer=None):
     """Part (c) (and (f)): prepare finetuning on the birthplace TSV at finetune_corpus_path.
 
     - If reading_params_path is not None, first load those (pretrained) parameters into model with
@@ -59,6 +60,7 @@ def finetune(reading_params_path, finetune_corpus_path, pretrain_dataset, block_
         warmup_tokens=512 * 20,
         final_tokens=200 * len(pretrain_dataset) * block_size,
         num_workers=4,
+        writer=writer,
     )
     with open(finetune_corpus_path, encoding="utf-8") as f:
         finetune_dataset = NameDataset(pretrain_dataset, f.read())
@@ -67,7 +69,7 @@ def finetune(reading_params_path, finetune_corpus_path, pretrain_dataset, block_
     return tconf, trainer_obj
 
 
-def pretrain(pretrain_dataset, block_size, model, pretrain_lr=6e-3):
+def pretrain(pretrain_dataset, block_size, model, pretrain_lr=6e-3, writer=None):
     """Part (f): prepare span-corruption pretraining on pretrain_dataset (a CharCorruptionDataset).
 
     TrainerConfig, exactly: max_epochs=650, batch_size=128, learning_rate=pretrain_lr, lr_decay=True,
@@ -84,6 +86,7 @@ def pretrain(pretrain_dataset, block_size, model, pretrain_lr=6e-3):
         warmup_tokens=512 * 20,
         final_tokens=200 * len(pretrain_dataset) * block_size,
         num_workers=4,
+        writer=writer,
     )
     trainer_obj = Trainer(model, pretrain_dataset, None, tconf)
     ### END CODE HERE ###

@@ -6,15 +6,31 @@ Nothing here is specific to GPT.  What makes it fast without changing the math:
   causal, so the kept positions compute exactly what they would in the full block;
 - bf16 autocast (fp32 master weights, fp32 loss) where it helps, TF32 matmuls and fused AdamW on CUDA.
 
-precision="auto" picks bf16 autocast on CUDA GPUs that support bf16 and on CPUs with native bf16
-instructions (AVX512-BF16 or AMX), where it measured about 2x faster than fp32 for the course model
-(tools/bench.py, docs/benchmarks.md); fp32 everywhere else (older CPUs, Apple MPS).  The weights, the
-optimizer state and the loss stay fp32 in every case.
+precision="auto" picks bf16 autocast on CUDA GPUs that compute bf16 natively (compute capability 8.0
+and newer: A100, A10, L4, RTX 30xx/40xx, H100) and on CPUs with native bf16 instructions (AVX512-BF16 or
+AMX), where it measured about 2x faster than fp32 for the course model (tools/bench.py,
+docs/benchmarks.md); fp32 everywhere else: T4/V100-class GPUs (there bf16 is emulated, slower than fp32),
+older CPUs, Apple MPS.  The weights, the optimizer state and the loss stay fp32 in every case.
+
+What a long run needs to survive and be watched (students rent VMs that get interrupted):
+- with config.checkpoint_path set, every epoch ends by writing the whole training state there (model,
+  optimizer, tokens seen, epoch, random-number states; an atomic write); config.resume=True continues
+  from it, and on the CPU with num_workers=0 the resumed run ends with exactly the parameters of an
+  uninterrupted one.  (With worker processes the workers' random corruption draws restart differently:
+  the run is statistically the same, not bit for bit.)
+- with config.log_path set, every step appends a row (step, epoch, loss, lr, tokens/s) to that CSV file
+  (tools/plot_losses.py draws it); config.writer, a TensorBoard SummaryWriter or anything with its
+  add_scalar, gets the loss and learning rate of every step.
 """
 
 import contextlib
+import csv
 import math
 import os
+import random
+import time
+
+import numpy as np
 
 import torch
 from torch.utils.data import DataLoader
@@ -34,8 +50,13 @@ class TrainerConfig:
     warmup_tokens = 375e6
     final_tokens = 260e9
     # checkpoint settings
-    ckpt_path = None
+    ckpt_path = None  # the course's: the model's state dict, saved after every epoch
     num_workers = 0  # for the DataLoader
+    # resuming and watching (src/run.py sets these from --writing_params_path and --resume)
+    checkpoint_path = None  # the full training state, written after every epoch
+    resume = False  # continue from checkpoint_path instead of starting over
+    log_path = None  # CSV file, one row per step: step, epoch, loss, lr, tokens_per_s
+    writer = None  # e.g. torch.utils.tensorboard.SummaryWriter: gets train/loss and train/lr every step
     # speed settings (they do not change the math beyond floating-point rounding)
     device = None  # None: CUDA, else MPS, else CPU
     precision = "auto"  # "auto" (bf16 on CUDA and on CPUs with native bf16, else fp32), "bf16" or "fp32"
@@ -78,6 +99,17 @@ def cpu_has_native_bf16():
         return False
 
 
+def cuda_has_native_bf16(device):
+    """True if the GPU computes bf16 natively (compute capability 8.0 or newer).  Plain
+    torch.cuda.is_bf16_supported() also says True on a T4 or V100, which only emulate bf16 and then
+    train slower than in fp32."""
+    try:
+        return bool(torch.cuda.is_bf16_supported(including_emulation=False))
+    except TypeError:  # torch before 2.3 has no including_emulation; ask for the capability instead
+        major, _ = torch.cuda.get_device_capability(device)
+        return major >= 8
+
+
 def resolve_precision(device, precision):
     """The precision training runs in on `device`: "bf16" or "fp32" ("auto": see the module docstring)."""
     if precision not in ("auto", "bf16", "fp32"):
@@ -85,7 +117,7 @@ def resolve_precision(device, precision):
     if precision != "auto":
         return precision
     if device.type == "cuda":
-        return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
+        return "bf16" if cuda_has_native_bf16(device) else "fp32"
     if device.type == "cpu":
         return "bf16" if cpu_has_native_bf16() else "fp32"
     return "fp32"
@@ -132,18 +164,75 @@ def make_optimizer(model, config, device):
     return torch.optim.AdamW(groups, lr=config.learning_rate, betas=config.betas, **extra)
 
 
-def save_state_dict(model, path):
-    """Save model parameters atomically: an interrupted save never destroys an earlier file."""
+def save_atomic(obj, path):
+    """torch.save obj to path through a temporary file: an interrupted save never destroys an earlier file."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     tmp = f"{path}.tmp{os.getpid()}"
     try:
-        torch.save(model.state_dict(), tmp)
+        torch.save(obj, tmp)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def save_state_dict(model, path):
+    """Save model parameters atomically: an interrupted save never destroys an earlier file."""
+    save_atomic(model.state_dict(), path)
+
+
+class CheckpointError(Exception):
+    """A training checkpoint that cannot be resumed (missing, corrupt, or from a different run)."""
+
+
+def get_rng_states():
+    """The state of every random-number generator training draws from: Python's (span corruption),
+    NumPy's, PyTorch's (shuffling, dropout) and CUDA's.  Plain lists and tensors, so that
+    torch.load(weights_only=True) can read them back."""
+    kind, keys, pos, has_gauss, gauss = np.random.get_state()
+    states = {
+        "python": random.getstate(),
+        "numpy": [kind, keys.tolist(), pos, has_gauss, gauss],
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        states["cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def set_rng_states(states):
+    version, internal, gauss = states["python"]
+    random.setstate((version, tuple(internal), gauss))
+    kind, keys, pos, has_gauss, gauss = states["numpy"]
+    np.random.set_state((kind, np.asarray(keys, dtype=np.uint32), pos, has_gauss, gauss))
+    torch.set_rng_state(states["torch"])
+    if "cuda" in states and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states["cuda"])
+
+
+LOG_FIELDS = ["step", "epoch", "loss", "lr", "tokens_per_s"]
+
+
+def open_loss_log(path, keep_steps=None):
+    """Open the CSV loss log at path for appending rows of LOG_FIELDS.
+
+    keep_steps=None starts a new log.  A resumed run passes the step count of its checkpoint: the rows
+    up to it are kept, and rows logged after it (by the interrupted epoch, which is run again) dropped."""
+    path = os.fspath(path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    rows = []
+    if keep_steps is not None and os.path.exists(path):
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = [r for r in csv.DictReader(f) if r.get("step", "").isdigit() and int(r["step"]) <= keep_steps]
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        out = csv.DictWriter(f, LOG_FIELDS, extrasaction="ignore")
+        out.writeheader()
+        out.writerows(rows)
+    os.replace(tmp, path)
+    return open(path, "a", newline="", encoding="utf-8")
 
 
 class Trainer:
@@ -155,13 +244,52 @@ class Trainer:
         self.device = pick_device(config.device)
         self.model = self.model.to(self.device)
         self.tokens = 0  # tokens seen so far, for the learning-rate schedule
-        self.losses = []  # (epoch, step, loss, lr) per optimisation step
+        self.step = 0  # optimisation steps taken so far
+        self.epochs_done = 0  # complete epochs so far (a resumed run starts after them)
+        self.losses = []  # (epoch, iteration within the epoch, loss, lr) per optimisation step
         self.optimizer = self.step_model = None  # made by setup(), which train() calls
 
     def save_checkpoint(self):
         if self.config.ckpt_path is not None:
             raw = getattr(self.model, "_orig_mod", self.model)
             save_state_dict(raw, self.config.ckpt_path)
+
+    def save_training_state(self):
+        """Write everything a resumed run needs to continue exactly where this one stands
+        (config.checkpoint_path; nothing if it is None)."""
+        if self.config.checkpoint_path is None:
+            return
+        state = {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "tokens": self.tokens,
+            "step": self.step,
+            "epochs_done": self.epochs_done,
+            "losses": self.losses,
+            "rng": get_rng_states(),
+        }
+        save_atomic(state, self.config.checkpoint_path)
+
+    def load_training_state(self):
+        """Continue from config.checkpoint_path; raises CheckpointError if it cannot."""
+        path = self.config.checkpoint_path
+        if path is None or not os.path.isfile(path):
+            raise CheckpointError(f"there is no checkpoint {path} to resume from: run without --resume to start over")
+        try:
+            # on the CPU: the random-number states must stay CPU tensors; load_state_dict moves the rest
+            state = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as e:  # truncated or not a checkpoint at all
+            raise CheckpointError(f"checkpoint {path} is unreadable ({type(e).__name__}): delete it to start over") from e
+        try:
+            self.model.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
+        except (KeyError, RuntimeError, ValueError) as e:
+            raise CheckpointError(f"checkpoint {path} was written by a different run (another model size, variant "
+                                  f"or corpus): delete it to start over, or resume with that run's flags") from e
+        self.tokens, self.step = state["tokens"], state["step"]
+        self.epochs_done, self.losses = state["epochs_done"], [tuple(r) for r in state["losses"]]
+        # last, so that the next epoch draws exactly the random numbers it would have drawn uninterrupted
+        set_rng_states(state["rng"])
 
     def _loader(self, dataset, shuffle):
         cfg = self.config
@@ -214,26 +342,53 @@ class Trainer:
         optimizer.step()
         return loss, lr
 
+    def log_step(self, log, epoch, it, loss_value, lr, tokens_per_s):
+        """Record one step: the in-memory list, the CSV log, the TensorBoard writer."""
+        self.losses.append((epoch, it, loss_value, lr))
+        if log is not None:
+            log.write(f"{self.step},{epoch},{loss_value:.6g},{lr:.6g},{tokens_per_s:.1f}\n")
+            log.flush()  # so that a plot (or tail -f) made during training sees it
+        if self.config.writer is not None:
+            self.config.writer.add_scalar("train/loss", loss_value, self.step)
+            self.config.writer.add_scalar("train/lr", lr, self.step)
+
     def train(self):
         model, config = self.model, self.config
         self.setup()
+        if config.resume:
+            self.load_training_state()
         train_loader = self._loader(self.train_dataset, shuffle=True)
         test_loader = self._loader(self.test_dataset, shuffle=False) if self.test_dataset is not None else None
+        log = None
+        if config.log_path is not None:
+            log = open_loss_log(config.log_path, keep_steps=self.step if config.resume else None)
 
         total = config.max_epochs * len(train_loader)
-        bar = tqdm(total=total, disable=not config.show_progress, dynamic_ncols=True, mininterval=0.5)
-        for epoch in range(config.max_epochs):
-            model.train()
-            for it, (x, y) in enumerate(train_loader):
-                loss, lr = self.train_step(x, y)
-                loss_value = loss.item()
-                self.losses.append((epoch + 1, it, loss_value, lr))
-                bar.update(1)
-                bar.set_postfix_str(f"epoch {epoch + 1} iter {it}: loss {loss_value:.5f} lr {lr:e}", refresh=False)
+        bar = tqdm(total=total, initial=min(total, self.epochs_done * len(train_loader)),
+                   disable=not config.show_progress, dynamic_ncols=True, mininterval=0.5)
+        try:
+            for epoch in range(self.epochs_done, config.max_epochs):
+                model.train()
+                tic = time.perf_counter()
+                for it, (x, y) in enumerate(train_loader):
+                    loss, lr = self.train_step(x, y)
+                    loss_value = loss.item()  # waits for the GPU, so the step's time below is real
+                    self.step += 1
+                    toc = time.perf_counter()
+                    self.log_step(log, epoch + 1, it, loss_value, lr, y.numel() / max(toc - tic, 1e-9))
+                    tic = toc
+                    bar.update(1)
+                    bar.set_postfix_str(f"epoch {epoch + 1} iter {it}: loss {loss_value:.5f} lr {lr:e}",
+                                        refresh=False)
 
-            if test_loader is not None:
-                model.eval()
-                test_losses = [self.run_batch(x, y, False).item() for x, y in test_loader]
-                bar.write(f"epoch {epoch + 1}: test loss {sum(test_losses) / len(test_losses):.5f}")
-            self.save_checkpoint()
-        bar.close()
+                if test_loader is not None:
+                    model.eval()
+                    test_losses = [self.run_batch(x, y, False).item() for x, y in test_loader]
+                    bar.write(f"epoch {epoch + 1}: test loss {sum(test_losses) / len(test_losses):.5f}")
+                self.epochs_done = epoch + 1
+                self.save_checkpoint()
+                self.save_training_state()
+        finally:
+            bar.close()
+            if log is not None:
+                log.close()

@@ -1,0 +1,308 @@
+"""trainer.py: resuming an interrupted run, the loss log, the TensorBoard writer, the precision rule;
+and run.py's --resume around them."""
+
+import csv
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from conftest import ROOT, small_config
+from submission import helper, trainer as trainer_mod
+from submission.dataset import CharCorruptionDataset
+from submission.model import GPT
+from submission.trainer import CheckpointError, Trainer, TrainerConfig, lr_multiplier
+from submission.utils import set_seed
+
+from test_run import SMALL_FLAGS, run_py
+
+
+class Interrupted(Exception):
+    """Stands for the VM going away."""
+
+
+@pytest.fixture
+def corpus(world):
+    path, _ = world
+    return CharCorruptionDataset((path / "wiki.txt").read_text(encoding="utf-8"), 64)
+
+
+def make_trainer(ds, seed, **extra):
+    """A tiny pretraining run: 3 epochs of 6 steps, dropout on (it draws random numbers), a learning-rate
+    schedule still warming up (so a lost token count changes the result), fp32 on the CPU."""
+    set_seed(seed)
+    model = GPT(small_config(ds.vocab_size, dropout=0.1))
+    conf = dict(max_epochs=3, batch_size=7, learning_rate=1e-3, lr_decay=True, warmup_tokens=64 * 7 * 10,
+                final_tokens=64 * 7 * 30, num_workers=0, device="cpu", precision="fp32", show_progress=False)
+    conf.update(extra)
+    return Trainer(model, ds, None, TrainerConfig(**conf))
+
+
+def interrupt_after(trainer, steps):
+    """Make trainer's run die after its `steps`-th optimisation step."""
+    step = trainer.train_step
+
+    def dying_step(x, y):
+        if trainer.step == steps:
+            raise Interrupted
+        return step(x, y)
+
+    trainer.train_step = dying_step
+
+
+def params(model):
+    return {n: p.detach().clone() for n, p in model.named_parameters()}
+
+
+def without_speed(rows):
+    return [{k: r[k] for k in ("step", "epoch", "loss", "lr")} for r in rows]
+
+
+def read_log(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_an_interrupted_run_resumes_to_the_same_parameters(corpus, tmp_path):
+    whole = make_trainer(corpus, seed=0, log_path=tmp_path / "whole.csv")
+    whole.train()
+    assert len(whole.losses) == 18
+
+    for stop_at in (12, 15):  # at the end of epoch 2; in the middle of epoch 3
+        ckpt, log = tmp_path / f"run{stop_at}.ckpt", tmp_path / f"run{stop_at}.csv"
+        first = make_trainer(corpus, seed=0, checkpoint_path=ckpt, log_path=log)
+        interrupt_after(first, stop_at)
+        with pytest.raises(Interrupted):
+            first.train()
+        assert ckpt.is_file()
+        # a new process: other random state, other initial weights; everything must come from the checkpoint
+        second = make_trainer(corpus, seed=123, checkpoint_path=ckpt, log_path=log, resume=True)
+        second.train()
+
+        expected, got = params(whole.model), params(second.model)
+        assert expected.keys() == got.keys()
+        for name in expected:
+            assert torch.equal(expected[name], got[name]), f"{name} differs after resuming at step {stop_at}"
+        assert second.tokens == whole.tokens and second.step == whole.step == 18
+        assert second.losses == whole.losses
+        # the log holds every step once: the rows the interrupted epoch wrote after the checkpoint are redone
+        assert without_speed(read_log(log)) == without_speed(read_log(tmp_path / "whole.csv"))
+
+
+def test_resuming_needs_a_matching_checkpoint(corpus, tmp_path):
+    ckpt = tmp_path / "run.ckpt"
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        make_trainer(corpus, seed=0, checkpoint_path=ckpt, resume=True).train()
+    ckpt.write_bytes(b"not a checkpoint")
+    with pytest.raises(CheckpointError, match="unreadable"):
+        make_trainer(corpus, seed=0, checkpoint_path=ckpt, resume=True).train()
+    make_trainer(corpus, seed=0, checkpoint_path=ckpt, max_epochs=1).train()  # a valid one, small model
+    conf = make_trainer(corpus, 0, checkpoint_path=ckpt, resume=True).config
+    shorter = Trainer(GPT(small_config(corpus.vocab_size, block_size=32)), corpus, None, conf)
+    with pytest.raises(CheckpointError, match="different run"):
+        shorter.train()
+
+
+def test_every_step_is_logged_to_the_csv(corpus, tmp_path):
+    log = tmp_path / "p.params.log.csv"
+    t = make_trainer(corpus, seed=0, log_path=log)
+    t.train()
+    rows = read_log(log)
+    assert list(rows[0]) == ["step", "epoch", "loss", "lr", "tokens_per_s"]
+    assert [int(r["step"]) for r in rows] == list(range(1, 19))
+    assert [int(r["epoch"]) for r in rows] == [1] * 6 + [2] * 6 + [3] * 6
+    assert [float(r["loss"]) for r in rows] == pytest.approx([l for _, _, l, _ in t.losses], rel=1e-5)
+    # the course's schedule over full blocks: 7 rows of 63 positions a step (41 lines: the last step of an epoch has 6)
+    tokens, lrs = 0, []
+    for step in range(18):
+        tokens += 63 * (6 if step % 6 == 5 else 7)
+        lrs.append(1e-3 * lr_multiplier(tokens, t.config))
+    assert [float(r["lr"]) for r in rows] == pytest.approx(lrs, rel=1e-5)
+    assert all(float(r["tokens_per_s"]) > 0 for r in rows)
+
+
+class FakeWriter:
+    def __init__(self):
+        self.calls = []
+
+    def add_scalar(self, tag, value, step):
+        self.calls.append((tag, float(value), int(step)))
+
+
+def test_a_writer_gets_loss_and_learning_rate(corpus):
+    writer = FakeWriter()
+    t = make_trainer(corpus, seed=0, max_epochs=2, writer=writer)
+    t.train()
+    losses = [c for c in writer.calls if c[0] == "train/loss"]
+    lrs = [c for c in writer.calls if c[0] == "train/lr"]
+    assert len(writer.calls) == len(losses) + len(lrs)
+    assert [s for *_, s in losses] == [s for *_, s in lrs] == list(range(1, 13))
+    assert [v for _, v, _ in losses] == pytest.approx([l for _, _, l, _ in t.losses])
+    assert [v for _, v, _ in lrs] == pytest.approx([lr for *_, lr in t.losses])
+
+
+def test_helper_passes_the_writer_on(corpus, world):
+    path, _ = world
+    writer = FakeWriter()
+    tconf, _ = helper.pretrain(corpus, 64, GPT(small_config(corpus.vocab_size)), 6e-3, writer=writer)
+    assert tconf.writer is writer
+    tconf, _ = helper.finetune(None, path / "birth_places_train.tsv", corpus, 64,
+                               GPT(small_config(corpus.vocab_size)), finetune_lr=6e-4, writer=writer)
+    assert tconf.writer is writer
+    tconf, _ = helper.pretrain(corpus, 64, GPT(small_config(corpus.vocab_size)), 6e-3)
+    assert tconf.writer is None
+
+
+def test_training_imports_no_tensorboard(world):
+    path, _ = world
+    code = f"""
+import sys
+sys.path.insert(0, {str(ROOT / 'src')!r})
+from submission import helper, dataset, model
+ds = dataset.CharCorruptionDataset(open({str(path / 'wiki.txt')!r}).read(), 32)
+net = model.GPT(model.GPTConfig(ds.vocab_size, 32, n_layer=1, n_head=1, n_embd=16))
+tconf, t = helper.pretrain(ds, 32, net)
+tconf.max_epochs, tconf.num_workers, tconf.show_progress = 1, 0, False
+helper.train(net, {str(path / 'x.params')!r}, t)
+print(sorted(m for m in sys.modules if 'tensorboard' in m))
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
+
+
+# --- precision "auto" on CUDA: bf16 only where the GPU computes it natively ---------------------------------
+
+def fake_gpu(monkeypatch, capability, old_torch=False):
+    """Pretend to be a GPU of this compute capability, as torch.cuda's queries would describe it."""
+    def is_bf16_supported(including_emulation=True):
+        # a T4 or V100 emulates bf16, so the default query says yes there too
+        return capability >= (8, 0) or including_emulation
+
+    def old_is_bf16_supported():
+        return True
+
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", old_is_bf16_supported if old_torch else is_bf16_supported)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+
+
+@pytest.mark.parametrize("old_torch", [False, True])
+@pytest.mark.parametrize("capability,expected", [((7, 0), "fp32"), ((7, 5), "fp32"), ((8, 0), "bf16"),
+                                                 ((8, 6), "bf16"), ((9, 0), "bf16")])
+def test_auto_precision_on_gpus(monkeypatch, capability, expected, old_torch):
+    fake_gpu(monkeypatch, capability, old_torch)
+    cuda = torch.device("cuda")
+    assert trainer_mod.resolve_precision(cuda, "auto") == expected
+    assert trainer_mod.resolve_precision(cuda, "fp32") == "fp32"
+    assert trainer_mod.resolve_precision(cuda, "bf16") == "bf16"
+
+
+# --- run.py --resume ------------------------------------------------------------------------------------------
+
+def pretrain_args(path, *extra):
+    return ["--function", "pretrain", "--variant", "vanilla", "--pretrain_corpus_path", str(path / "wiki.txt"),
+            "--writing_params_path", str(path / "v.params"), "--device", "cpu", "--precision", "fp32",
+            *SMALL_FLAGS, *extra]
+
+
+def test_run_py_resume_needs_a_checkpoint(world):
+    path, _ = world
+    r = run_py(*pretrain_args(path, "--resume"))
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "no checkpoint" in r.stderr and "without --resume" in r.stderr
+    # a fresh run never overwrites the checkpoint of an interrupted one
+    (path / "v.params.ckpt").write_bytes(b"hours of training")
+    r = run_py(*pretrain_args(path))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--resume" in r.stderr
+    assert (path / "v.params.ckpt").read_bytes() == b"hours of training"
+    r = run_py(*pretrain_args(path, "--resume"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "delete it" in r.stderr
+
+
+def test_run_py_resume_finishes_the_run(world, monkeypatch):
+    import run
+
+    path, _ = world
+    run.main(pretrain_args(path, "--writing_params_path", str(path / "whole.params")))
+    assert not (path / "whole.params.ckpt").exists()  # removed once the params are saved
+    assert len(read_log(path / "whole.params.log.csv")) == 2 * 3  # 41 lines, batches of 16
+
+    original = Trainer.train_step
+
+    def dying_step(self, x, y):
+        if self.step == 4:
+            raise Interrupted
+        return original(self, x, y)
+
+    monkeypatch.setattr(Trainer, "train_step", dying_step)
+    with pytest.raises(Interrupted):
+        run.main(pretrain_args(path))
+    assert (path / "v.params.ckpt").is_file() and not (path / "v.params").exists()
+    monkeypatch.setattr(Trainer, "train_step", original)
+    run.main(pretrain_args(path, "--resume"))
+    assert not (path / "v.params.ckpt").exists()
+    whole = torch.load(path / "whole.params", weights_only=True)
+    resumed = torch.load(path / "v.params", weights_only=True)
+    assert all(torch.equal(whole[k], resumed[k]) for k in whole)
+    assert [r["loss"] for r in read_log(path / "v.params.log.csv")] == \
+        [r["loss"] for r in read_log(path / "whole.params.log.csv")]
+
+
+# --- tools/plot_losses.py -------------------------------------------------------------------------------------
+
+def plot_losses():
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import plot_losses as module
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    return module
+
+
+def write_log(path, n=5):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("step,epoch,loss,lr,tokens_per_s\n")
+        for i in range(1, n + 1):
+            f.write(f"{i},1,{3.0 / i},{1e-4 * i},1000.0\n")
+
+
+def test_plot_losses_without_matplotlib_says_what_to_install(tmp_path, monkeypatch, capsys):
+    write_log(tmp_path / "a.params.log.csv")
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` fail, installed or not
+    with pytest.raises(SystemExit) as e:
+        plot_losses().main([str(tmp_path / "a.params.log.csv"), "--out", str(tmp_path / "x.png")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and "pip install matplotlib" in err
+    assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize("content,message", [(None, "does not exist"), ("a,b\n1,2\n", "not a loss log"),
+                                             ("step,epoch,loss,lr\n1,1,oops,1\n", "malformed"),
+                                             ("step,epoch,loss,lr,tokens_per_s\n", "no rows")])
+def test_plot_losses_refuses_bad_logs_in_one_sentence(tmp_path, capsys, content, message):
+    log = tmp_path / "l.csv"
+    if content is not None:
+        log.write_text(content)
+    with pytest.raises(SystemExit) as e:
+        plot_losses().main([str(log), "--out", str(tmp_path / "x.png")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and message in err
+
+
+def test_plot_losses_draws_a_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    write_log(tmp_path / "a.params.log.csv")
+    write_log(tmp_path / "b.params.log.csv", n=8)
+    plot_losses().main([str(tmp_path / "a.params.log.csv"), str(tmp_path / "b.params.log.csv"),
+                        "--out", str(tmp_path / "out" / "l.png")])
+    assert (tmp_path / "out" / "l.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_run_sh_passes_resume_on(world, tmp_path):
+    from test_run import run_sh
+
+    path, _ = world
+    out = tmp_path / "out"
+    r = run_sh("vanilla_pretrain", "--resume", env={"DATA_DIR": str(path), "OUT_DIR": str(out)})
+    assert r.returncode == 2 and "no checkpoint" in r.stderr and str(out / "vanilla.pretrain.params.ckpt") in r.stderr
