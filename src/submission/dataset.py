@@ -78,6 +78,7 @@ class CharCorruptionDataset(Dataset):
         are the ids of PAD_CHAR and MASK_CHAR.
         """
         x, y = None, None
+        ### TODO: [part e]
         ### START CODE HERE ###
         line = self.encoded[idx]
         doc = line[: random.randint(4, int(self.block_size * 7 / 8))]
