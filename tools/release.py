@@ -26,8 +26,8 @@ EXCLUDE_FILE = ROOT / "tools" / "release_exclude.txt"
 STUDENT_README = ROOT / "tools" / "STUDENT_README.md"
 START, END = "### START CODE HERE ###", "### END CODE HERE ###"
 # The handout writes START_CODE_HERE, the course's files START CODE HERE without the closing ###: all of
-# them mark a region.  Anything else that mentions CODE HERE in a comment is a typo that would leave a
-# solution in the starter, so it stops the release.
+# them mark a region.  Any other comment that starts like a marker (wrong number of #, stray words) is a
+# typo that would leave a solution in the starter, so it stops the release.
 MARKER = re.compile(r"### (START|END)[ _]CODE[ _]HERE( ###)?")
 
 
@@ -64,7 +64,7 @@ def regions(text, name):
     start = None
     for i, line in enumerate(text.splitlines(), 1):
         s = line.strip()
-        if s.startswith("#") and re.search(r"(START|END)[ _]CODE[ _]HERE", s, re.IGNORECASE):
+        if re.match(r"#+\s*(START|END)[ _]CODE[ _]HERE", s, re.IGNORECASE):  # a marker, maybe misspelt
             marker = MARKER.fullmatch(s)
             kind = marker.group(1) if marker else None
             if kind == "START":

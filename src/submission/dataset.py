@@ -9,6 +9,7 @@ Run `python src/submission/dataset.py charcorruption` (or `namedata`) to print a
 
 import argparse
 import random
+import sys
 from pathlib import Path
 
 import torch
@@ -134,6 +135,8 @@ class NameDataset(Dataset):
 
 def _show(dataset, decode, n=4):
     for i, (x, y) in zip(range(n), dataset):
+        if x is None or y is None:  # an empty part (e): say so, as run.py does, instead of a TypeError
+            sys.exit(f"error: implement {type(dataset).__name__}.__getitem__ in src/submission/dataset.py (part e)")
         print("x:", decode(x))
         print("y:", decode(y))
         print()
@@ -149,7 +152,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     for path in [args.pretrain_corpus_path] + ([args.finetune_corpus_path] if args.dataset_type == "namedata" else []):
         if not Path(path).is_file():
-            parser.error(f"data file {path} not found; pass its path or generate the data (see src/data/README.md)")
+            parser.error(f"data file {path} not found; pass its path with --pretrain_corpus_path or --finetune_corpus_path")
     corruption = CharCorruptionDataset(Path(args.pretrain_corpus_path).read_text(encoding="utf-8"), args.block_size)
     if args.dataset_type == "namedata":
         _show(NameDataset(corruption, Path(args.finetune_corpus_path).read_text(encoding="utf-8")), corruption.decode)

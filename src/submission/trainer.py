@@ -8,7 +8,7 @@ Nothing here is specific to GPT.  What makes it fast without changing the math:
 
 precision="auto" picks bf16 autocast on CUDA GPUs that support bf16 and on CPUs with native bf16
 instructions (AVX512-BF16 or AMX), where it measured about 2x faster than fp32 for the course model
-(tools/bench.py, docs/benchmarks.md); fp32 everywhere else (older CPUs, Apple MPS).  The weights, the
+(the instructor's benchmarks); fp32 everywhere else (older CPUs, Apple MPS).  The weights, the
 optimizer state and the loss stay fp32 in every case.
 """
 
