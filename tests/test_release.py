@@ -310,15 +310,24 @@ def bundle(tmp_path_factory):
 
 
 def rehearse(bundle, root, files):
-    """Lay out Gradescope's folders under root, 'upload' files {name: text}, run the bundle."""
+    """Lay out Gradescope's folders under root, upload files {name: text} as the student does (the flat
+    zip that collect_submission writes, which Gradescope unpacks into submission/), run the bundle."""
     import zipfile
+
+    import collect_submission
 
     with zipfile.ZipFile(bundle) as zf:
         zf.extractall(root / "source")
-    upload = root / "submission" / "submission"  # the zip from collect_submission has a folder level
-    upload.mkdir(parents=True)
+    mine = root / "student"
+    mine.mkdir()
     for name, text in files.items():
-        (upload / name).write_text(text, encoding="utf-8")
+        (mine / name).write_text(text, encoding="utf-8")
+    assert collect_submission.main(["--submission_dir", str(mine), "--out", str(root / "submission.zip")]) == 0
+    with zipfile.ZipFile(root / "submission.zip") as zf:
+        assert all("/" not in n for n in zf.namelist())
+        zf.extractall(root / "submission")
+    if "grader.py" in files:  # an extra file uploaded by hand must be ignored
+        (root / "submission" / "grader.py").write_text(files["grader.py"], encoding="utf-8")
     r = subprocess.run(["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True,
                        env={**__import__("os").environ, "AUTOGRADER_ROOT": str(root)}, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -328,6 +337,19 @@ def rehearse(bundle, root, files):
     for test in results["tests"]:
         assert {"name", "score", "max_score", "output", "visibility"} <= set(test)
     return results
+
+
+def test_the_autograder_finds_uploaded_files_flat_or_in_folders(tmp_path):
+    sys.path.insert(0, str(ROOT / "tools"))
+    from autograder_run import find_submitted
+
+    (tmp_path / "src" / "submission").mkdir(parents=True)
+    (tmp_path / "src" / "submission" / "model.py").write_text("nested")
+    (tmp_path / "src" / "submission" / "helper.py").write_text("nested")
+    (tmp_path / "helper.py").write_text("flat")
+    assert find_submitted(tmp_path, "helper.py").read_text() == "flat"  # the flat zip's file wins
+    assert find_submitted(tmp_path, "model.py").read_text() == "nested"  # a zip of the folder works too
+    assert find_submitted(tmp_path, "utils.py") is None
 
 
 def test_gradescope_bundle_gives_the_solution_full_marks(bundle, tmp_path):
