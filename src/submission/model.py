@@ -140,8 +140,8 @@ class UpProjectBlock(nn.Module):
 
 class NotImplementedPart(NotImplementedError):
     """A student part is still empty.  The message is one sentence that names the function, its file
-    and the handout part, e.g. "implement finetune in src/submission/helper.py (part c)"; every entry
-    point (run.py, the dataset demo, the grader) prints it instead of a traceback, and exits with 1."""
+    and the handout part, e.g. "implement finetune in src/submission/helper.py (part c)"; src/run.py
+    prints it instead of a traceback and exits with status 1."""
 
     def __init__(self, function, filename, part):
         super().__init__(f"implement {function} in src/submission/{filename} (part {part})")
