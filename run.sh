@@ -31,7 +31,7 @@ usage() {
 need_data() {  # need_data FILE...: every data file must exist
   for f in "$@"; do
     if [[ ! -f "$f" ]]; then
-      echo "error: data file $f is missing; regenerate it with 'python3 src/data/generate.py' or set DATA_DIR" >&2
+      echo "error: data file $f is missing; restore it in src/data/ or point DATA_DIR at a folder that has it" >&2
       exit 1
     fi
   done

@@ -1,15 +1,21 @@
 """Zip the handout's deliverables into submission.zip (at the repository root) and list what is missing.
 
-Deliverables: the Python files of src/submission/ and the six prediction files written by run.sh.
+The handout asks for 18 files from src/submission/, uploaded "without directory structure": the seven
+code files, the six prediction files and the five parameter files that run.sh writes.  The zip is flat
+(every file at its top level), which is also what Gradescope unpacks.  The written part's code,
+attention_exploration.py, goes in too when it is there (its checks are the extra credit).
 """
 
 import argparse
+import os
 import sys
 import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBMISSION = ROOT / "src" / "submission"
+
+CODE_FILES = ["__init__.py", "attention.py", "dataset.py", "helper.py", "model.py", "trainer.py", "utils.py"]
 
 PREDICTION_FILES = [
     "vanilla.nopretrain.dev.predictions",
@@ -20,35 +26,59 @@ PREDICTION_FILES = [
     "perceiver.pretrain.test.predictions",
 ]
 
+PARAMS_FILES = [
+    "vanilla.model.params",
+    "vanilla.pretrain.params",
+    "vanilla.finetune.params",
+    "perceiver.pretrain.params",
+    "perceiver.finetune.params",
+]
+
+DELIVERABLES = CODE_FILES + PREDICTION_FILES + PARAMS_FILES  # the handout's 18 files
+OPTIONAL_FILES = ["attention_exploration.py"]  # the written part (extra credit), zipped when present
+
 
 def deliverables(submission_dir=SUBMISSION):
-    """(present, missing): paths of the deliverables that exist, names of those that do not."""
-    present = sorted(p for p in submission_dir.glob("*.py"))
-    missing = []
-    for name in PREDICTION_FILES:
+    """(present, missing): paths of the files to zip, names of the required deliverables that are absent."""
+    submission_dir = Path(submission_dir)
+    present, missing = [], []
+    for name in DELIVERABLES:
         path = submission_dir / name
-        (present if path.is_file() else missing).append(path if path.is_file() else name)
+        if path.is_file():
+            present.append(path)
+        else:
+            missing.append(name)
+    present += [submission_dir / n for n in OPTIONAL_FILES if (submission_dir / n).is_file()]
     return present, missing
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--submission_dir", default=str(SUBMISSION), help="where the deliverables are")
     p.add_argument("--out", default=str(ROOT / "submission.zip"))
     args = p.parse_args(argv)
     out, submission_dir = Path(args.out), Path(args.submission_dir)
     if not submission_dir.is_dir():
-        print(f"error: {submission_dir} is not a folder", file=sys.stderr)
+        print(f"error: {submission_dir} is not a folder; pass the folder that holds your deliverables", file=sys.stderr)
+        return 2
+    if out.is_dir():
+        print(f"error: --out {out} is a directory; pass a file name such as {out / 'submission.zip'}", file=sys.stderr)
         return 2
     present, missing = deliverables(submission_dir)
-    tmp = out.with_suffix(".zip.tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-        for path in present:
-            zf.write(path, f"submission/{path.name}")
-    tmp.replace(out)
-    print(f"wrote {out} with {len(present)} files")
+    tmp = out.with_name(f"{out.name}.tmp{os.getpid()}")  # a failed run never leaves half a zip behind
+    try:
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+            for path in present:
+                zf.write(path, path.name)  # flat: no folder inside the zip
+        tmp.replace(out)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    found = len(DELIVERABLES) - len(missing)
+    print(f"wrote {out}: {found} of the {len(DELIVERABLES)} deliverables"
+          + (f", plus {', '.join(p.name for p in present[found:])}" if len(present) > found else ""))
     if missing:
-        print("missing (run the run.sh target that writes each):")
+        print(f"missing {len(missing)} (run the run.sh target that writes each, then collect again):")
         for name in missing:
             print(f"  {submission_dir / name}")
     return 0

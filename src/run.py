@@ -8,14 +8,19 @@ Examples (run.sh wraps these with the course's file names):
       --eval_corpus_path src/data/birth_dev.tsv --outputs_path vanilla.pretrain.dev.predictions
 
 The course hyperparameters are the defaults; the override flags exist for small runs (smoke tests, CPU demos).
-Training writes WRITING_PARAMS_PATH.log.csv (one row per step; python tools/plot_losses.py draws it) and, after
+Training writes WRITING_PARAMS_PATH.log.csv (one row per step; python src/plot_losses.py draws it) and, after
 every epoch, WRITING_PARAMS_PATH.ckpt: if a run is interrupted, the same command with --resume continues it.
 """
 
 import argparse
+import contextlib
+import random
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
+import torch
 
 SRC = Path(__file__).resolve().parent
 sys.path.insert(0, str(SRC))
@@ -66,6 +71,10 @@ def build_parser():
     return p
 
 
+class UserError(Exception):
+    """Something the user can fix (a path, a file's contents, a flag): one sentence, exit status 2."""
+
+
 def fail(message, status=2):
     print(f"error: {message}", file=sys.stderr)
     sys.exit(status)
@@ -74,18 +83,112 @@ def fail(message, status=2):
 def require(args, *names):
     for name in names:
         if getattr(args, name) is None:
-            fail(f"--function {args.function} needs --{name}")
+            raise UserError(f"--function {args.function} needs --{name}")
 
 
 def require_file(path, what, hint="check the path"):
     if not Path(path).is_file():
-        fail(f"{what} {path} does not exist; {hint}")
+        raise UserError(f"{what} {path} does not exist; {hint}")
 
 
-def implemented(value, name):
+def require_lines(path, what):
+    """The non-blank lines of a text file; a file with none is a user error, not an empty training run."""
+    lines = [line for line in Path(path).read_text(encoding="utf-8").split("\n") if line.strip()]
+    if not lines:
+        raise UserError(f"{what} {path} has no lines; pass a file with one example per line")
+    return lines
+
+
+def require_writable(path, flag):
+    """Checked before any training, so that hours of training never end in a file that cannot be written."""
+    p = Path(path)
+    if p.is_dir():
+        raise UserError(f"--{flag} {path} is a directory; pass a file name, e.g. {p / 'out'}")
+    if not p.resolve().parent.is_dir():
+        raise UserError(f"--{flag} {path}: the folder {p.resolve().parent} does not exist; create it first")
+
+
+def check_options(args):
+    """Every user error that can be seen before the model exists, each as one sentence."""
+    needed = {"pretrain": ["writing_params_path"],
+              "finetune": ["writing_params_path", "finetune_corpus_path"],
+              "evaluate": ["reading_params_path", "eval_corpus_path", "outputs_path"]}[args.function]
+    require(args, *needed)
+    if args.function != "evaluate":
+        check_resume(args)
+    elif args.resume:
+        raise UserError("--resume applies to pretrain and finetune, not evaluate")
+    if args.variant == "perceiver" and not 1 <= args.bottleneck_dim <= args.block_size:
+        raise UserError(f"--bottleneck_dim {args.bottleneck_dim} must be between 1 and the block size "
+                        f"{args.block_size}: the bottleneck is at most as long as the sequence it summarises")
+    data_hint = "pass the right path (./run.sh reads src/data/ or $DATA_DIR)"
+    require_file(args.pretrain_corpus_path, "pretraining corpus", data_hint)
+    for name in ("finetune_corpus_path", "eval_corpus_path"):
+        if getattr(args, name) is not None:
+            require_file(getattr(args, name), name.replace("_path", "").replace("_", " "), data_hint)
+    if args.reading_params_path is not None:
+        require_file(args.reading_params_path, "parameter file",
+                     "train it first (./run.sh with no target lists the targets)")
+    for name in ("writing_params_path", "outputs_path"):
+        if getattr(args, name) is not None:
+            require_writable(getattr(args, name), name)
+
+
+def check_data(args, vocab):
+    """The TSVs parse, and every character is in the vocabulary (the given NameDataset and encode say
+    what is wrong): checked here, before student code runs, so that a ValueError raised later is a bug
+    to see with its traceback, not a user error."""
+    try:
+        if args.finetune_corpus_path is not None:
+            require_lines(args.finetune_corpus_path, "finetune corpus")
+            dataset.NameDataset(vocab, Path(args.finetune_corpus_path).read_text(encoding="utf-8"))
+        if args.eval_corpus_path is not None:
+            require_lines(args.eval_corpus_path, "eval corpus")
+            for question in utils.read_questions(args.eval_corpus_path):
+                vocab.encode(question + vocab.MASK_CHAR)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+
+
+def check_params(args, net):
+    """The parameter file is readable and fits this model (corpus, variant, size), before any training."""
+    if args.reading_params_path is not None:
+        try:
+            state = utils.read_params(args.reading_params_path)
+        except ValueError as e:
+            raise UserError(str(e)) from None
+        problem = utils.params_problem(net, state, args.reading_params_path)
+        if problem is not None:
+            raise UserError(problem)
+
+
+def implemented(value, function, part, filename="helper.py"):
+    """An empty student region leaves its function returning None: name the function to write."""
     if value is None:
-        fail(f"{name} in src/submission/helper.py returned None: implement it first", status=1)
+        raise model.NotImplementedPart(function, filename, part)
     return value
+
+
+@contextlib.contextmanager
+def random_states_kept():
+    """Run a probe without consuming random numbers (Python's, NumPy's or torch's): a run stays the
+    same whether or not it is probed."""
+    states = random.getstate(), np.random.get_state(), torch.get_rng_state()
+    try:
+        yield
+    finally:
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+        torch.set_rng_state(states[2])
+
+
+def check_corruption_implemented(pretrain_dataset):
+    """Draw one example before training: an empty __getitem__ returns None, which would otherwise fail
+    deep inside the DataLoader (in a worker process) with an unrelated TypeError."""
+    with random_states_kept():
+        example = pretrain_dataset[0]
+    if example is None or any(part is None for part in example):
+        raise model.NotImplementedPart("CharCorruptionDataset.__getitem__", "dataset.py", "e")
 
 
 def build_model(args, vocab_size):
@@ -95,8 +198,9 @@ def build_model(args, vocab_size):
     mconf = model.GPTConfig(vocab_size, args.block_size, n_layer=args.n_layer, n_head=args.n_head,
                             n_embd=args.n_embd, **extra)
     if args.variant == "vanilla":
-        return implemented(helper.initialize_vanilla_model(mconf), "initialize_vanilla_model")
-    return implemented(helper.initialize_perceiver_model(mconf, args.bottleneck_dim), "initialize_perceiver_model")
+        return implemented(helper.initialize_vanilla_model(mconf), "initialize_vanilla_model", "c")
+    return implemented(helper.initialize_perceiver_model(mconf, args.bottleneck_dim), "initialize_perceiver_model",
+                       "g")
 
 
 def apply_overrides(tconf, args):
@@ -110,16 +214,24 @@ def apply_overrides(tconf, args):
 
 
 def check_resume(args):
-    """Refuse before any work: --resume with no checkpoint, or a fresh run that would overwrite one."""
+    """--resume with no checkpoint, or a fresh run that would overwrite one: refused before any work."""
     ckpt = Path(f"{args.writing_params_path}.ckpt")
     if args.resume and not ckpt.is_file():
-        fail(f"--resume: there is no checkpoint {ckpt} to continue from; run without --resume to start over")
+        raise UserError(f"--resume: there is no checkpoint {ckpt} to continue from; run without --resume to start over")
     if not args.resume and ckpt.is_file():
-        fail(f"{ckpt} holds an interrupted run: add --resume to continue it, or delete it to start over")
+        raise UserError(f"{ckpt} holds an interrupted run: add --resume to continue it, or delete it to start over")
 
 
-def run_training(args, result, name):
-    tconf, trainer_obj = implemented(result, name)
+def file_stamp(path):
+    st = Path(path).stat() if Path(path).is_file() else None
+    return (st.st_mtime_ns, st.st_size, st.st_ino) if st else None
+
+
+def run_training(args, result, name, part):
+    # the starter's empty region returns (None, None); a half-written one leaves one of them None
+    if result is None or (isinstance(result, tuple) and any(value is None for value in result)):
+        raise model.NotImplementedPart(name, "helper.py", part)
+    tconf, trainer_obj = result
     apply_overrides(tconf, args)
     # resuming and the loss log live beside the params; set here so the course's signatures stay as they are
     tconf.checkpoint_path = f"{args.writing_params_path}.ckpt"
@@ -130,17 +242,17 @@ def run_training(args, result, name):
     if args.compile and trainer_obj.device.type != "cuda":
         print(f"note: --compile only applies on CUDA; training on {trainer_obj.device.type} runs uncompiled",
               file=sys.stderr)
-    params = Path(args.writing_params_path)
-    before = params.stat().st_mtime_ns if params.is_file() else None
-    start = time.time()
+    start, before = time.time(), file_stamp(args.writing_params_path)
     try:
         helper.train(trainer_obj.model, args.writing_params_path, trainer_obj)
-    except trainer.CheckpointError as e:
-        fail(str(e))
+    except trainer.CheckpointError as e:  # a corrupt or mismatched checkpoint given to --resume
+        raise UserError(str(e)) from None
+    after = file_stamp(args.writing_params_path)
+    if after is None or after == before:  # train() returned without saving: never claim a file
+        raise model.NotImplementedPart("train", "helper.py", "c")
     print(f"saved {args.writing_params_path} ({time.time() - start:.0f} s)")
     # the params are the run's result now; the checkpoint would only make the next run refuse to start
-    if params.is_file() and params.stat().st_mtime_ns != before:
-        Path(tconf.checkpoint_path).unlink(missing_ok=True)
+    Path(tconf.checkpoint_path).unlink(missing_ok=True)
 
 
 def evaluate(args, net, vocab):
@@ -165,40 +277,39 @@ def evaluate(args, net, vocab):
 def main(argv=None):
     args = build_parser().parse_args(argv)
     utils.set_seed(args.seed)
-    needed = {"pretrain": ["writing_params_path"],
-              "finetune": ["writing_params_path", "finetune_corpus_path"],
-              "evaluate": ["reading_params_path", "eval_corpus_path", "outputs_path"]}[args.function]
-    require(args, *needed)
-    if args.function != "evaluate":
-        check_resume(args)
-    elif args.resume:
-        fail("--resume applies to pretrain and finetune, not evaluate")
-    data_hint = "pass the right path, or regenerate the built-in data with python src/data/generate.py"
-    require_file(args.pretrain_corpus_path, "pretraining corpus", data_hint)
-    for name in ("finetune_corpus_path", "eval_corpus_path"):
-        if getattr(args, name) is not None:
-            require_file(getattr(args, name), name.replace("_path", "").replace("_", " "), data_hint)
-    if args.reading_params_path is not None:
-        require_file(args.reading_params_path, "parameter file",
-                     "train it first (./run.sh with no target lists the targets)")
-
-    text = Path(args.pretrain_corpus_path).read_text(encoding="utf-8")
-    pretrain_dataset = dataset.CharCorruptionDataset(text, args.block_size)
-    net = build_model(args, pretrain_dataset.vocab_size)
-    if args.device:
-        net.to(args.device)
+    # Two kinds of error, two treatments.  A user error (a path, a file's contents, a flag) is one
+    # sentence and exit status 2, found before anything is written.  An empty student region is one
+    # sentence naming the function to write, exit status 1.  Anything else raised while the student's
+    # code runs is a bug in it: it keeps its traceback.
     try:
+        check_options(args)
+        text = Path(args.pretrain_corpus_path).read_text(encoding="utf-8")
+        if not text.strip():
+            raise UserError(f"pretraining corpus {args.pretrain_corpus_path} has no lines; pass the corpus "
+                            "the model is pretrained on")
+        try:
+            pretrain_dataset = dataset.CharCorruptionDataset(text, args.block_size)
+        except ValueError as e:  # given code: a reserved character in the corpus
+            raise UserError(str(e)) from None
+        check_data(args, pretrain_dataset)
+        net = build_model(args, pretrain_dataset.vocab_size)
+        check_params(args, net)
+        if args.device:
+            net.to(args.device)
         if args.function == "pretrain":
+            check_corruption_implemented(pretrain_dataset)
             result = helper.pretrain(pretrain_dataset, args.block_size, net, args.pretrain_lr)
-            run_training(args, result, "pretrain")
+            run_training(args, result, "pretrain", "f")
         elif args.function == "finetune":
             result = helper.finetune(args.reading_params_path, args.finetune_corpus_path, pretrain_dataset,
                                      args.block_size, net, args.finetune_lr)
-            run_training(args, result, "finetune")
+            run_training(args, result, "finetune", "c")
         else:
             evaluate(args, net, pretrain_dataset)
-    except ValueError as e:  # user-caused problems (wrong variant, malformed TSV, unknown character)
+    except UserError as e:
         fail(str(e))
+    except model.NotImplementedPart as e:
+        fail(str(e), status=1)
 
 
 if __name__ == "__main__":

@@ -714,8 +714,8 @@ def test_syntax_error_fails_only_the_tests_that_touch_it(tmp_path, data):
 
 def test_exception_at_import_and_in_a_function(tmp_path, data):
     src = copy_src(tmp_path, {"helper.py": [("def train(", "raise RuntimeError('boom at import')\n\n\ndef train(")],
-                              "model.py": [("        x = None\n        ### START CODE HERE ###\n        x = x_input +",
-                                            "        x = None\n        ### START CODE HERE ###\n        raise ValueError('up')\n        x = x_input +")]})
+                              "model.py": [("        ### START CODE HERE ###\n        x = x_input +",
+                                            "        ### START CODE HERE ###\n        raise ValueError('up')\n        x = x_input +")]})
     r = run_grader(src, "1c-0-basic", "1f-0-basic", "1g-0-basic", "1g-3-basic", data=data)
     for tid in ["1c-0-basic", "1f-0-basic"]:
         assert "importing submission/helper.py raised RuntimeError: boom at import" in r.tests[tid]["output"]

@@ -110,6 +110,46 @@ def test_load_params_rejects_the_other_variant_and_size(tmp_path):
         load_params(GPT(bigger), tmp_path / "v.params")
 
 
+def test_load_params_names_a_different_corpus_and_a_corrupt_file(tmp_path):
+    torch.save(GPT(small_config(23)).state_dict(), tmp_path / "other.params")
+    with pytest.raises(ValueError, match=r"trained on a different pretraining corpus \(vocab 23 vs 20"):
+        load_params(GPT(small_config(20)), tmp_path / "other.params")
+    data = (tmp_path / "other.params").read_bytes()
+    (tmp_path / "cut.params").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="not a readable parameter file.*truncated or corrupt"):
+        load_params(GPT(small_config(23)), tmp_path / "cut.params")
+
+
+def with_course_masks(model):
+    """The state dict as the course's code saves it: every attention layer also stores its causal mask
+    as a (1, 1, block, block) buffer."""
+    state = dict(model.state_dict())
+    block = model.get_block_size()
+    for name, module in model.named_modules():
+        if name.endswith("attn"):
+            state[f"{name}.mask"] = torch.tril(torch.ones(block, block)).view(1, 1, block, block)
+    return state
+
+
+@pytest.mark.parametrize("perceiver", [False, True])
+def test_course_trained_files_with_mask_buffers_load_and_evaluate(corpus, tmp_path, perceiver):
+    from submission.utils import predict_places, read_questions
+
+    path, ds = corpus
+    torch.manual_seed(0)
+    trained = GPT(small_config(ds.vocab_size, perceiver=perceiver)).eval()
+    state = with_course_masks(trained)
+    masks = [k for k in state if k.endswith("attn.mask")]
+    assert len(masks) == 2  # two layers: two Blocks (vanilla), or the down and up blocks (perceiver)
+    torch.save(state, tmp_path / "course.params")
+    torch.manual_seed(1)
+    fresh = load_params(GPT(small_config(ds.vocab_size, perceiver=perceiver)), tmp_path / "course.params").eval()
+    for (name, a), (_, b) in zip(trained.named_parameters(), fresh.named_parameters()):
+        assert torch.equal(a, b), name
+    questions = read_questions(path / "birth_dev.tsv")
+    assert predict_places(fresh, questions, ds, "cpu") == predict_places(trained, questions, ds, "cpu")
+
+
 def test_train_saves_params_and_learns(corpus, tmp_path):
     path, ds = corpus
     torch.manual_seed(0)
@@ -193,3 +233,48 @@ def test_one_dataloader_for_the_whole_run(corpus, tmp_path, monkeypatch):
     helper.train(model, tmp_path / "out.params", trainer)
     assert len(made) == 1 and made[0]["persistent_workers"] is True
     assert {epoch for epoch, *_ in trainer.losses} == {1, 2, 3}
+
+
+COURSE_STYLE_SCRIPT = """
+import torch
+import submission
+
+names = ["CharCorruptionDataset", "NameDataset", "finetune", "pretrain", "train", "initialize_vanilla_model",
+         "initialize_perceiver_model", "GPT", "GPTConfig", "Trainer", "TrainerConfig", "sample",
+         "evaluate_places", "CausalSelfAttention", "CausalCrossAttention"]
+for name in names:
+    assert name in dir(submission), name
+from submission import GPT, GPTConfig, NameDataset  # the course's tests import names like this too
+
+text = open(WIKI, encoding="utf-8").read()
+corruption = submission.CharCorruptionDataset(text, 64)
+names_data = NameDataset(corruption, open(TRAIN, encoding="utf-8").read())
+mconf = GPTConfig(corruption.vocab_size, 64, n_layer=2, n_head=2, n_embd=32)
+model = submission.initialize_vanilla_model(mconf)
+assert isinstance(model, GPT) and isinstance(model.blocks[0].attn, submission.CausalSelfAttention)
+tconf, trainer = submission.finetune(None, TRAIN, corruption, 64, model, 6e-4)
+assert isinstance(tconf, submission.TrainerConfig) and isinstance(trainer, submission.Trainer)
+tconf, trainer = submission.pretrain(corruption, 64, model, 6e-3)
+assert tconf.max_epochs == 650
+perceiver = submission.initialize_perceiver_model(GPTConfig(corruption.vocab_size, 64, n_layer=2, n_head=2,
+                                                            n_embd=32), 8)
+assert isinstance(perceiver.down_block.attn, submission.CausalCrossAttention)
+x = corruption.encode("Where was")[None]
+assert submission.sample(model, x, 3).shape == (1, x.size(1) + 3)
+assert submission.evaluate_places(TRAIN, ["nowhere"] * len(names_data)) == (float(len(names_data)), 0.0)
+assert callable(submission.train)
+print("course API ok")
+"""
+
+
+def test_the_package_exposes_the_course_api_to_a_script_run_from_src(world):
+    import subprocess
+    import sys
+
+    from conftest import SRC
+
+    path, _ = world
+    script = f"WIKI = {str(path / 'wiki.txt')!r}\nTRAIN = {str(path / 'birth_places_train.tsv')!r}\n"
+    r = subprocess.run([sys.executable, "-c", script + COURSE_STYLE_SCRIPT], cwd=SRC, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and "course API ok" in r.stdout, r.stderr[-3000:]

@@ -1,5 +1,7 @@
 """tools/release.py: the student starter has no solution code, no answers, and still imports."""
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -39,23 +41,38 @@ def test_every_region_is_emptied_and_markers_kept(starter):
     assert n_regions >= 10
 
 
-def test_no_solution_line_appears_in_the_starter(starter):
-    # Lines that the instructor's copy also has outside any region (e.g. Block's MLP line) are given
-    # code, not solution; every other line of a region must appear nowhere in the starter.
+def normalise(line):
+    """A statement as the no-leak check compares it: `self.` and all whitespace removed."""
+    return "".join(line.replace("self.", "").split())
+
+
+TRIVIAL = {"", "return", "pass", "else:", "try:", "continue", "break", ")", "]", "}", "),", "],", "},", "))"}
+
+
+def test_no_solution_statement_appears_anywhere_in_the_starter(starter):
+    # Every statement of a solution region, compared without `self.` and whitespace, must appear nowhere
+    # in the starter: not as code, and not in a docstring or comment either.  Statements the instructor's
+    # copy also has outside every region (e.g. Block's MLP line) are given code, not solution.
     given, secret = set(), set()
     for rel in instructor_python_files():
         text = (ROOT / rel).read_text(encoding="utf-8")
         lines = text.splitlines()
         inside_idx = {i for start, end in release.regions(text, rel) for i in range(start, end - 1)}
-        secret |= set(release.solution_lines(text, rel))
-        given |= {l.strip() for i, l in enumerate(lines) if i not in inside_idx}
-    secret -= given
-    assert secret
+        secret |= {normalise(l) for l in release.solution_lines(text, rel)}
+        given |= {normalise(l) for i, l in enumerate(lines) if i not in inside_idx}
+    secret = {l for l in secret - given if l not in TRIVIAL and not l.startswith("return")}
+    assert len(secret) >= 20
     for path in starter.rglob("*"):
         if path.is_file():
             text = path.read_text(encoding="utf-8", errors="ignore")
-            lines = {l.strip() for l in text.splitlines()}
-            assert not (secret & lines), f"{path}: {sorted(secret & lines)[:3]}"
+            # a docstring may write a statement after a bullet or inside a comment: strip those too
+            # and may follow it with a comment
+            lines = set()
+            for l in text.splitlines():
+                l = l.strip().lstrip("-*#>").strip()
+                lines |= {normalise(l), normalise(l.split("#")[0])}
+            leaked = secret & lines
+            assert not leaked, f"{path}: {sorted(leaked)[:3]}"
 
 
 def test_excluded_files_are_absent(starter):
@@ -64,18 +81,6 @@ def test_excluded_files_are_absent(starter):
     assert not any(n.startswith(("tools/", "instructor/", "tests/", ".ci/")) for n in names)
     assert "README.md" in names and "run.sh" in names and "src/submission/helper.py" in names
     assert "START CODE HERE" in (starter / "README.md").read_text(encoding="utf-8")  # the student README
-
-
-def test_starter_imports_and_says_what_is_missing(starter, world):
-    data, _ = world
-    code = ("import sys; sys.path.insert(0, 'src');"
-            "import submission.dataset, submission.model, submission.helper, submission.utils, submission.trainer")
-    r = subprocess.run([sys.executable, "-c", code], cwd=starter, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    r = subprocess.run([sys.executable, "src/run.py", "--function", "pretrain", "--variant", "vanilla",
-                        "--pretrain_corpus_path", str(data / "wiki.txt"), "--writing_params_path", "x.params"],
-                       cwd=starter, capture_output=True, text=True)
-    assert r.returncode == 1 and "initialize_vanilla_model in src/submission/helper.py returned None" in r.stderr
 
 
 @pytest.mark.parametrize("text, message", [
@@ -88,6 +93,182 @@ def test_starter_imports_and_says_what_is_missing(starter, world):
 def test_unpaired_markers_stop_the_release(text, message):
     with pytest.raises(release.ReleaseError, match=message):
         release.strip_regions(text, "x.py")
+
+
+SPELLINGS = [f"### START{a}CODE{b}HERE{end}" for a in " _" for b in " _" for end in (" ###", "")]
+
+
+@pytest.mark.parametrize("start", SPELLINGS)
+def test_every_marker_spelling_is_emptied(start):
+    # the handout writes START_CODE_HERE ###, the course's files START CODE HERE (no closing ###)
+    end = start.replace("START", "END")
+    text = f"def f():\n    x = None\n    {start}\n    # a hint stays\n    x = 42\n    {end}\n    return x\n"
+    out = release.strip_regions(text, "x.py")
+    assert "42" not in out and "# a hint stays" in out and start in out and end in out
+    namespace = {}
+    exec(out, namespace)
+    assert namespace["f"]() is None
+
+
+def test_every_region_is_introduced_by_a_todo_line(starter):
+    for path in sorted((ROOT / "src" / "submission").glob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for start, _ in release.regions("\n".join(lines), path.name):
+            above = lines[start - 2].strip()
+            assert above.startswith("### TODO: [part "), f"{path.name}:{start}: {above!r}"
+        shipped = (starter / "src" / "submission" / path.name).read_text(encoding="utf-8")
+        assert shipped.count("### TODO: [part ") == sum(l.strip().startswith("### TODO: [part ") for l in lines)
+
+
+OUTPUT_SUFFIXES = (".params", ".predictions", ".zip", ".csv", ".png", ".ckpt", ".pdf", ".log")
+# Names the starter may mention without shipping them: the grader's own output files, and the held-out
+# answers, which only the Gradescope bundle adds (the grader reports those tests as hidden without them).
+MAY_BE_ABSENT = {"results.json", "args.json", "birth_test.tsv"}
+
+
+def mentioned_paths(text):
+    """Repository paths (src/..., docs/..., tools/...) and bare file names (x.py, y.md) a text mentions."""
+    import re
+
+    paths = re.findall(r"(?<![\w.$/-])((?:src|docs|tools|tex|tests|instructor|\.ci)/[\w./-]*\w)", text)
+    names = re.findall(r"(?<![\w./-])([\w-]+\.(?:py|md|sh|ipynb|tex|txt|tsv|yml|json))\b", text)
+    return [p for p in paths if not p.endswith(OUTPUT_SUFFIXES)], names
+
+
+def test_every_path_the_starter_mentions_exists(starter):
+    shipped = {p.name for p in starter.rglob("*") if p.is_file()}
+    checked = 0
+    for path in sorted(starter.rglob("*")):
+        if not path.is_file() or path.suffix not in (".py", ".md", ".sh", ".txt", ".yml", ".ipynb", ".tex", ""):
+            continue
+        paths, names = mentioned_paths(path.read_text(encoding="utf-8", errors="ignore"))
+        for p in paths:
+            assert (starter / p).exists(), f"{path.relative_to(starter)} mentions {p}, which the starter lacks"
+        for n in names:
+            assert n in shipped or n in MAY_BE_ABSENT, f"{path.relative_to(starter)} mentions {n}, which it lacks"
+        checked += len(paths) + len(names)
+    assert checked > 50
+
+
+def test_nothing_in_the_starter_reads_or_rebuilds_the_held_out_answers(starter):
+    names = {p.relative_to(starter).as_posix() for p in starter.rglob("*") if p.is_file()}
+    assert not {"src/data/generate.py", "src/data/measure.py", "src/data/world_lists.py"} & names
+    for rel in names:
+        if rel.endswith(".py") and rel != "src/grader.py":  # the grader grades the hidden tests with them
+            assert "birth_test.tsv" not in (starter / rel).read_text(encoding="utf-8"), rel
+
+
+TARGETS = """vanilla_finetune_without_pretrain vanilla_eval_dev_without_pretrain vanilla_eval_test_without_pretrain
+vanilla_pretrain vanilla_finetune_with_pretrain vanilla_eval_dev_with_pretrain vanilla_eval_test_with_pretrain
+perceiver_pretrain perceiver_finetune_with_pretrain perceiver_eval_dev_with_pretrain
+perceiver_eval_test_with_pretrain""".split()
+SMALL = ["--n_layer", "2", "--n_head", "2", "--n_embd", "16", "--block_size", "64", "--bottleneck_dim", "8",
+         "--max_epochs", "1", "--batch_size", "8", "--num_workers", "0", "--no_progress"]
+
+
+def run_target(starter_dir, data, out, target):
+    env = {**os.environ, "DATA_DIR": str(data), "OUT_DIR": str(out)}
+    return subprocess.run(["bash", str(starter_dir / "run.sh"), target, *SMALL], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def says_only(r, sentence):
+    """The run ended with exit status 1 and exactly one line on stderr: `error: <sentence>`."""
+    assert (r.returncode, r.stderr.strip()) == (1, f"error: {sentence}"), (r.returncode, r.stderr[-2000:])
+    assert "saved" not in r.stdout
+
+
+@pytest.fixture(scope="module")
+def tiny_world(tmp_path_factory):
+    from conftest import make_world
+
+    data = tmp_path_factory.mktemp("tiny_world")
+    make_world(data)
+    return data
+
+
+def test_every_target_of_the_empty_starter_names_the_missing_function(starter, tiny_world, tmp_path):
+    # the evaluation targets need parameter files to get past run.sh's own check; any file will do,
+    # since the model is built (from the student's empty initialize_*_model) before they are read
+    for name in ["vanilla.model.params", "vanilla.pretrain.params", "vanilla.finetune.params",
+                 "perceiver.pretrain.params", "perceiver.finetune.params"]:
+        (tmp_path / name).write_bytes(b"")
+    for target in TARGETS:
+        variant = target.split("_")[0]
+        part = "c" if variant == "vanilla" else "g"
+        says_only(run_target(starter, tiny_world, tmp_path, target),
+                  f"implement initialize_{variant}_model in src/submission/helper.py (part {part})")
+    assert sorted(p.name for p in tmp_path.iterdir() if p.stat().st_size) == []  # nothing written
+
+
+def region_names(text):
+    """'Class.function' or 'function' for each solution region of a file, in order."""
+    lines = text.splitlines()
+    names = []
+    for start, _ in release.regions(text, "x.py"):
+        function = owner = None
+        for line in reversed(lines[: start - 1]):
+            indent, code = len(line) - len(line.lstrip()), line.strip()
+            if function is None and code.startswith("def "):
+                function, function_indent = code[4:].split("(")[0], indent
+            elif function is not None and indent < function_indent and code.startswith("class "):
+                owner = code[6:].split("(")[0].split(":")[0]
+                break
+            elif function is not None and indent == 0 and code:
+                break
+        names.append(f"{owner}.{function}" if owner else function)
+    return names
+
+
+def fill(starter_dir, rel, name):
+    """Put the instructor's solution region of `name` (e.g. 'DownProjectBlock.forward') into the starter."""
+    solution = (ROOT / rel).read_text(encoding="utf-8")
+    target = starter_dir / rel
+    text = target.read_text(encoding="utf-8")
+    k = region_names(solution).index(name)
+    s0, s1 = list(release.regions(solution, rel))[k]
+    t0, t1 = list(release.regions(text, rel))[k]
+    lines = text.splitlines(keepends=True)
+    lines[t0 - 1 : t1] = solution.splitlines(keepends=True)[s0 - 1 : s1]
+    target.write_text("".join(lines), encoding="utf-8")
+
+
+def test_a_starter_filled_in_part_by_part_always_names_the_next_function(starter, tiny_world, tmp_path):
+    work = tmp_path / "starter"
+    shutil.copytree(starter, work)
+    out = tmp_path / "out"
+    out.mkdir()
+    helper, model, dataset = "src/submission/helper.py", "src/submission/model.py", "src/submission/dataset.py"
+    steps = [  # (fill this region first, run this target, expect this sentence)
+        ((helper, "initialize_vanilla_model"), "vanilla_finetune_without_pretrain", ("finetune", "helper.py", "c")),
+        ((helper, "finetune"), "vanilla_finetune_without_pretrain", ("train", "helper.py", "c")),
+        ((helper, "train"), "vanilla_pretrain", ("CharCorruptionDataset.__getitem__", "dataset.py", "e")),
+        ((dataset, "CharCorruptionDataset.__getitem__"), "vanilla_pretrain", ("pretrain", "helper.py", "f")),
+        ((helper, "pretrain"), "perceiver_pretrain", ("initialize_perceiver_model", "helper.py", "g")),
+        ((helper, "initialize_perceiver_model"), "perceiver_pretrain", ("DownProjectBlock.__init__", "model.py", "g")),
+        ((model, "DownProjectBlock.__init__"), "perceiver_pretrain", ("UpProjectBlock.__init__", "model.py", "g")),
+        ((model, "UpProjectBlock.__init__"), "perceiver_pretrain", ("DownProjectBlock.forward", "model.py", "g")),
+        ((model, "DownProjectBlock.forward"), "perceiver_pretrain", ("UpProjectBlock.forward", "model.py", "g")),
+    ]
+    for (rel, name), target, (function, file, part) in steps:
+        fill(work, rel, name)
+        says_only(run_target(work, tiny_world, out, target),
+                  f"implement {function} in src/submission/{file} (part {part})")
+        assert list(out.iterdir()) == [], f"{target} wrote {list(out.iterdir())}"
+    fill(work, model, "UpProjectBlock.forward")  # now complete: the run saves, and says so
+    r = run_target(work, tiny_world, out, "perceiver_pretrain")
+    assert r.returncode == 0 and "saved" in r.stdout and (out / "perceiver.pretrain.params").is_file(), r.stderr
+
+
+def test_dataset_demo_of_the_empty_starter_names_the_missing_function(starter, tiny_world):
+    demo = [sys.executable, "src/submission/dataset.py"]
+    r = subprocess.run([*demo, "charcorruption", "--pretrain_corpus_path", str(tiny_world / "wiki.txt")],
+                       cwd=starter, capture_output=True, text=True, timeout=120)
+    says_only(r, "implement CharCorruptionDataset.__getitem__ in src/submission/dataset.py (part e)")
+    r = subprocess.run([*demo, "namedata", "--pretrain_corpus_path", str(tiny_world / "wiki.txt"),
+                        "--finetune_corpus_path", str(tiny_world / "birth_places_train.tsv")],
+                       cwd=starter, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "x: Where was" in r.stdout  # NameDataset is given code: it works already
 
 
 def test_refuses_a_non_empty_output_folder(tmp_path):
@@ -117,15 +298,24 @@ def bundle(tmp_path_factory):
 
 
 def rehearse(bundle, root, files):
-    """Lay out Gradescope's folders under root, 'upload' files {name: text}, run the bundle."""
+    """Lay out Gradescope's folders under root, upload files {name: text} as the student does (the flat
+    zip that collect_submission writes, which Gradescope unpacks into submission/), run the bundle."""
     import zipfile
+
+    import collect_submission
 
     with zipfile.ZipFile(bundle) as zf:
         zf.extractall(root / "source")
-    upload = root / "submission" / "submission"  # the zip from collect_submission has a folder level
-    upload.mkdir(parents=True)
+    mine = root / "student"
+    mine.mkdir()
     for name, text in files.items():
-        (upload / name).write_text(text, encoding="utf-8")
+        (mine / name).write_text(text, encoding="utf-8")
+    assert collect_submission.main(["--submission_dir", str(mine), "--out", str(root / "submission.zip")]) == 0
+    with zipfile.ZipFile(root / "submission.zip") as zf:
+        assert all("/" not in n for n in zf.namelist())
+        zf.extractall(root / "submission")
+    if "grader.py" in files:  # an extra file uploaded by hand must be ignored
+        (root / "submission" / "grader.py").write_text(files["grader.py"], encoding="utf-8")
     r = subprocess.run(["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True,
                        env={**__import__("os").environ, "AUTOGRADER_ROOT": str(root)}, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -135,6 +325,19 @@ def rehearse(bundle, root, files):
     for test in results["tests"]:
         assert {"name", "score", "max_score", "output", "visibility"} <= set(test)
     return results
+
+
+def test_the_autograder_finds_uploaded_files_flat_or_in_folders(tmp_path):
+    sys.path.insert(0, str(ROOT / "tools"))
+    from autograder_run import find_submitted
+
+    (tmp_path / "src" / "submission").mkdir(parents=True)
+    (tmp_path / "src" / "submission" / "model.py").write_text("nested")
+    (tmp_path / "src" / "submission" / "helper.py").write_text("nested")
+    (tmp_path / "helper.py").write_text("flat")
+    assert find_submitted(tmp_path, "helper.py").read_text() == "flat"  # the flat zip's file wins
+    assert find_submitted(tmp_path, "model.py").read_text() == "nested"  # a zip of the folder works too
+    assert find_submitted(tmp_path, "utils.py") is None
 
 
 def test_gradescope_bundle_gives_the_solution_full_marks(bundle, tmp_path, monkeypatch):

@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import zipfile
 
 import pytest
 import torch
@@ -62,6 +63,81 @@ def test_user_errors_are_one_clear_sentence(world):
     assert r.returncode == 2 and "not 'question<TAB>place'" in r.stderr and "Traceback" not in r.stderr
 
 
+def one_sentence(r, *fragments):
+    """A user error: exit status 2, one line on stderr holding every fragment, no traceback."""
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, (r.returncode, r.stderr[-2000:])
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def test_bad_inputs_are_one_sentence_and_overwrite_nothing(world):
+    from submission.dataset import CharCorruptionDataset
+    from submission.model import GPT, GPTConfig
+
+    path, _ = world
+    wiki = ["--pretrain_corpus_path", str(path / "wiki.txt")]
+    old = path / "old.params"
+    old.write_bytes(b"earlier results")
+    finetune = ["--function", "finetune", "--writing_params_path", str(old), *SMALL_FLAGS]
+    (path / "empty.txt").write_text("\n\n")
+    (path / "empty.tsv").write_text("")
+    # an empty corpus or TSV
+    one_sentence(run_py(*finetune, "--variant", "vanilla", "--pretrain_corpus_path", str(path / "empty.txt"),
+                        "--finetune_corpus_path", str(path / "birth_places_train.tsv")), "empty.txt has no lines")
+    one_sentence(run_py(*finetune, "--variant", "vanilla", *wiki, "--finetune_corpus_path", str(path / "empty.tsv")),
+                 "empty.tsv has no lines")
+    # a bottleneck longer than the block (SMALL_FLAGS: block size 64)
+    one_sentence(run_py(*finetune, "--variant", "perceiver", *wiki, "--bottleneck_dim", "65",
+                        "--finetune_corpus_path", str(path / "birth_places_train.tsv")), "--bottleneck_dim 65", "64")
+    assert old.read_bytes() == b"earlier results"
+    # parameter files: readable, from the same corpus
+    vocab = CharCorruptionDataset((path / "wiki.txt").read_text(encoding="utf-8"), 64).vocab_size
+    cfg = dict(n_layer=2, n_head=2, n_embd=32)
+    torch.save(GPT(GPTConfig(vocab, 64, **cfg)).state_dict(), path / "good.params")
+    torch.save(GPT(GPTConfig(vocab + 5, 64, **cfg)).state_dict(), path / "other.params")
+    data = (path / "good.params").read_bytes()
+    (path / "cut.params").write_bytes(data[: len(data) // 3])
+    preds = path / "dev.pred"
+    preds.write_text("earlier predictions\n")
+    evaluate = ["--function", "evaluate", "--variant", "vanilla", *wiki, "--eval_corpus_path",
+                str(path / "birth_dev.tsv"), *SMALL_FLAGS]
+    one_sentence(run_py(*evaluate, "--reading_params_path", str(path / "cut.params"), "--outputs_path", str(preds)),
+                 "cut.params is not a readable parameter file", "truncated or corrupt")
+    one_sentence(run_py(*evaluate, "--reading_params_path", str(path / "other.params"), "--outputs_path", str(preds)),
+                 "different pretraining corpus", f"vocab {vocab + 5} vs {vocab}")
+    one_sentence(run_py(*finetune, "--variant", "vanilla", *wiki, "--reading_params_path", str(path / "other.params"),
+                        "--finetune_corpus_path", str(path / "birth_places_train.tsv")), "different pretraining corpus")
+    # an --outputs_path that is a folder
+    one_sentence(run_py(*evaluate, "--reading_params_path", str(path / "good.params"), "--outputs_path", str(path)),
+                 "is a directory")
+    assert preds.read_text() == "earlier predictions\n" and old.read_bytes() == b"earlier results"
+
+
+def copy_of_src(tmp_path):
+    """A private copy of src/ (code only) whose student files a test may edit."""
+    import shutil
+
+    dst = tmp_path / "src"
+    shutil.copytree(ROOT / "src", dst, ignore=shutil.ignore_patterns("data", "__pycache__", "*.params",
+                                                                    "*.predictions"))
+    return dst
+
+
+def test_a_bug_inside_student_code_keeps_its_traceback(world, tmp_path):
+    path, _ = world
+    src = copy_of_src(tmp_path)
+    helper = src / "submission" / "helper.py"
+    text = helper.read_text(encoding="utf-8")
+    helper.write_text(text.replace("    max_epochs = 75\n", "    max_epochs = 75\n    int('seventy-five')\n"))
+    r = subprocess.run([sys.executable, str(src / "run.py"), "--function", "finetune", "--variant", "vanilla",
+                        "--pretrain_corpus_path", str(path / "wiki.txt"), "--writing_params_path", str(path / "x"),
+                        "--finetune_corpus_path", str(path / "birth_places_train.tsv"), *SMALL_FLAGS],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "Traceback" in r.stderr and "helper.py" in r.stderr
+    assert "ValueError: invalid literal for int()" in r.stderr and not (path / "x").exists()
+
+
 def test_run_sh_lists_targets_and_names_missing_prerequisites(tmp_path):
     r = run_sh()
     assert r.returncode == 2
@@ -102,7 +178,31 @@ def test_all_targets_in_sequence(world, tmp_path_factory):
     assert r.returncode == 0 and "Correct:" in r.stdout
     zip_path = tmp_path_factory.mktemp("zip") / "submission.zip"
     r = run_sh("collect_submission", "--out", str(zip_path), env=env)
-    assert r.returncode == 0 and zip_path.exists() and "missing" not in r.stdout
+    # OUT_DIR holds the 11 outputs; the 7 code files stay in src/submission/, so they are listed missing
+    assert r.returncode == 0 and "11 of the 18 deliverables" in r.stdout and "missing 7" in r.stdout
+    with zipfile.ZipFile(zip_path) as zf:
+        assert sorted(zf.namelist()) == sorted(DELIVERABLES)  # flat: no folder inside the zip
+
+
+def test_collect_submission_zips_the_18_files_flat(tmp_path):
+    from collect_submission import CODE_FILES, DELIVERABLES as ALL
+
+    assert len(ALL) == 18 and len(CODE_FILES) == 7
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    for name in ALL + ["attention_exploration.py", "notes.txt", "vanilla.model.params.ckpt"]:
+        (folder / name).write_text(name)
+    (folder / "helper.py").unlink()
+    out = tmp_path / "submission.zip"
+    out.write_text("an earlier zip")
+    r = run_sh("collect_submission", "--out", str(out), env={"OUT_DIR": str(folder)})
+    assert r.returncode == 0 and "17 of the 18 deliverables, plus attention_exploration.py" in r.stdout
+    assert "missing 1" in r.stdout and str(folder / "helper.py") in r.stdout
+    with zipfile.ZipFile(out) as zf:
+        assert sorted(zf.namelist()) == sorted(set(ALL) - {"helper.py"} | {"attention_exploration.py"})
+        assert zf.read("perceiver.finetune.params") == b"perceiver.finetune.params"
+    r = run_sh("collect_submission", "--out", str(tmp_path), env={"OUT_DIR": str(folder)})
+    assert r.returncode == 2 and "is a directory" in r.stderr
 
 
 def test_demo_pipeline_smoke(world, tmp_path_factory):

@@ -249,14 +249,11 @@ def test_run_py_resume_finishes_the_run(world, monkeypatch):
         [r["loss"] for r in read_log(path / "whole.params.log.csv")]
 
 
-# --- tools/plot_losses.py -------------------------------------------------------------------------------------
+# --- src/plot_losses.py ----------------------------------------------------------------------------------------
 
 def plot_losses():
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import plot_losses as module
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
+    import plot_losses as module  # src/ is on sys.path (conftest)
+
     return module
 
 

@@ -3,10 +3,13 @@
 Layout (Gradescope's, or $AUTOGRADER_ROOT for a local rehearsal):
   source/      this bundle: starter/ (a clean student starter), solution/ (the reference package),
                answers/birth_test.tsv (held-out answers), requirements.txt
-  submission/  what the student uploaded (the zip from ./run.sh collect_submission, unpacked)
+  submission/  what the student uploaded: Gradescope unpacks an uploaded zip here.  The zip from
+               ./run.sh collect_submission is flat, so the files sit at the top level; files uploaded
+               one by one, or a zip of the folder src/submission/, are found as well (at any depth)
   results/     results.json is written here
-Only the deliverables (the starter's src/submission/*.py names and the six prediction files) are taken
-from the submission and laid over a fresh copy of the starter, so a student cannot replace the grader.
+Only the deliverables (the starter's src/submission/*.py names, the six prediction files and the five
+parameter files) are taken from the submission and laid over a fresh copy of the starter, so a student
+cannot replace the grader.
 """
 
 import json
@@ -17,8 +20,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+
 def find_submitted(submission, name):
-    """The submitted file called `name`, preferring the shallowest (zips may add a folder level)."""
+    """The submitted file called `name`, preferring the shallowest (a zip may add a folder level)."""
     matches = sorted((p for p in submission.rglob(name) if p.is_file()), key=lambda p: len(p.parts))
     return matches[0] if matches else None
 
@@ -35,9 +39,9 @@ def main():
     shutil.copytree(source / "starter", work, dirs_exist_ok=True)
     package = work / "src" / "submission"
     sys.path.insert(0, str(work / "src"))
-    from collect_submission import PREDICTION_FILES  # the one list of deliverables
+    from collect_submission import PARAMS_FILES, PREDICTION_FILES  # the one list of deliverables
 
-    allowed = sorted(p.name for p in package.glob("*.py")) + PREDICTION_FILES
+    allowed = sorted(p.name for p in package.glob("*.py")) + PREDICTION_FILES + PARAMS_FILES
     taken = []
     for name in allowed:
         found = find_submitted(submission, name)

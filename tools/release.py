@@ -4,14 +4,16 @@
   python tools/release.py autograder OUT.zip    # a Gradescope autograder bundle
 
 The starter is made of the files git tracks, less those matched by tools/release_exclude.txt.  In every
-Python file, the code between `### START CODE HERE ###` and `### END CODE HERE ###` is removed: the
-markers stay, full-line comments inside a region stay (they are hints), and a `pass` keeps the file
+Python file, the code between `### START CODE HERE ###` and `### END CODE HERE ###` is removed (every
+spelling students meet is recognised: the handout's `### START_CODE_HERE ###`, the course files'
+`### START CODE HERE`, with or without the underscores and the trailing ###): the markers stay, full-line comments inside a region stay (they are hints), and a `pass` keeps the file
 importable (the surrounding code returns None for an empty region).  Markers that do not pair up stop the
 release with file:line.  Nothing is written unless the whole release succeeds.
 """
 
 import argparse
 import fnmatch
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 EXCLUDE_FILE = ROOT / "tools" / "release_exclude.txt"
 STUDENT_README = ROOT / "tools" / "STUDENT_README.md"
 START, END = "### START CODE HERE ###", "### END CODE HERE ###"
+# The handout writes START_CODE_HERE, the course's files START CODE HERE without the closing ###: all of
+# them mark a region.  Any other comment that starts like a marker (wrong number of #, stray words) is a
+# typo that would leave a solution in the starter, so it stops the release.
+MARKER = re.compile(r"### (START|END)[ _]CODE[ _]HERE( ###)?")
 
 
 class ReleaseError(Exception):
@@ -58,12 +64,14 @@ def regions(text, name):
     start = None
     for i, line in enumerate(text.splitlines(), 1):
         s = line.strip()
-        if s.startswith("#") and ("START CODE HERE" in s or "END CODE HERE" in s):
-            if s == START:
+        if re.match(r"#+\s*(START|END)[ _]CODE[ _]HERE", s, re.IGNORECASE):  # a marker, maybe misspelt
+            marker = MARKER.fullmatch(s)
+            kind = marker.group(1) if marker else None
+            if kind == "START":
                 if start is not None:
                     raise ReleaseError(f"{name}:{i}: START marker inside the region opened at line {start}")
                 start = i
-            elif s == END:
+            elif kind == "END":
                 if start is None:
                     raise ReleaseError(f"{name}:{i}: END marker without a START")
                 yield start, i

@@ -5,7 +5,7 @@ the attention formula softmax(Q K^T / sqrt(d)) V lives.  On CUDA the same math r
 through PyTorch's fused `scaled_dot_product_attention` kernel (flash / memory-
 efficient attention), which never materialises the T x T attention matrix; on CPU
 the plain formula below is used because it measured faster there (under the default bf16
-autocast; tools/bench.py).  A test checks that both paths agree.
+autocast, in the instructor's benchmarks).  A test checks that both paths agree.
 
 For fast evaluation (utils.predict_places) an attention layer can hold a KVCache: the keys and values
 of the positions it has already seen, so each new position costs one query instead of a full

@@ -44,6 +44,7 @@ def copy_query(keys, j, scale):
         Then alpha_j >= 1 - (n - 1) exp(-scale), so c ~= v_j.
     """
     q = None
+    ### TODO: [part 3a]
     ### START CODE HERE ###
     k_j = keys[j]
     others = torch.cat([keys[:j], keys[j + 1:]])
@@ -72,6 +73,7 @@ def average_query(keys, a, b, scale):
         k_a^T q - k_i^T q >= scale  for every i not in {a, b}.
     """
     q = None
+    ### TODO: [part 3b]
     ### START CODE HERE ###
     q = scale * (keys[a] + keys[b])
     ### END CODE HERE ###
@@ -97,6 +99,7 @@ def gaussian_average_query(means, a, b, scale):
         weights up to the (tiny) noise.
     """
     q = None
+    ### TODO: [part 3c]
     ### START CODE HERE ###
     q = scale * (means[a] + means[b])
     ### END CODE HERE ###
@@ -131,6 +134,7 @@ def two_head_queries(means, a, b, scale):
         close to (v_a + v_b) / 2 far more often than a single head does.
     """
     queries = None
+    ### TODO: [part 3d]
     ### START CODE HERE ###
     queries = (scale * means[a], scale * means[b])
     ### END CODE HERE ###
@@ -159,6 +163,7 @@ def kqv_matrices(u_a, u_b, u_c, u_d):
         must work for all three tokens at once, not only for x_2.
     """
     matrices = None
+    ### TODO: [part 3e]
     ### START CODE HERE ###
     beta_sq = u_a @ u_a
     d = u_a.shape[0]
@@ -196,6 +201,7 @@ def vanilla_attention_cost(L, ell, m):
         int: the number of query-key scores.
     """
     cost = None
+    ### TODO: [part 1g]
     ### START CODE HERE ###
     cost = L * ell * ell
     ### END CODE HERE ###
@@ -220,6 +226,7 @@ def perceiver_attention_cost(L, ell, m):
         int: the number of query-key scores.
     """
     cost = None
+    ### TODO: [part 1g]
     ### START CODE HERE ###
     cost = m * ell + (L - 2) * m * m + ell * m
     ### END CODE HERE ###

@@ -84,6 +84,7 @@ class CharCorruptionDataset(Dataset):
         self.pad_id and self.mask_id are the ids of PAD_CHAR and MASK_CHAR.
         """
         x, y = None, None
+        ### TODO: [part e]
         ### START CODE HERE ###
         line = self.encoded[idx]
         doc = line[: random.randint(4, int(self.block_size * 3 / 4))]
@@ -139,9 +140,8 @@ class NameDataset(Dataset):
 
 def _show(dataset, decode, n=4):
     for i, (x, y) in zip(range(n), dataset):
-        if x is None or y is None:
-            sys.exit(f"{type(dataset).__name__}.__getitem__ in src/submission/dataset.py returned None: "
-                     "implement it first (part e)")
+        if x is None or y is None:  # an empty part (e): say so, as run.py does, instead of a TypeError
+            sys.exit(f"error: implement {type(dataset).__name__}.__getitem__ in src/submission/dataset.py (part e)")
         print("x:", decode(x))
         print("y:", decode(y))
         print()
@@ -157,7 +157,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     for path in [args.pretrain_corpus_path] + ([args.finetune_corpus_path] if args.dataset_type == "namedata" else []):
         if not Path(path).is_file():
-            parser.error(f"data file {path} not found; pass its path or generate the data (see src/data/README.md)")
+            parser.error(f"data file {path} not found; pass its path with --pretrain_corpus_path or --finetune_corpus_path")
     corruption = CharCorruptionDataset(Path(args.pretrain_corpus_path).read_text(encoding="utf-8"), args.block_size)
     if args.dataset_type == "namedata":
         _show(NameDataset(corruption, Path(args.finetune_corpus_path).read_text(encoding="utf-8")), corruption.decode)

@@ -1,7 +1,7 @@
 """Model construction, finetuning, pretraining and training: the assignment's glue code.
 
-Every function returns its result; a function whose student part is still empty returns None,
-and src/run.py says which function is missing.
+Every function returns its result; a function whose student part is still empty returns None (or, for
+train, saves nothing), and src/run.py then names the function to implement and its part.
 """
 
 from .dataset import NameDataset
@@ -11,8 +11,10 @@ from .utils import load_params
 
 
 def initialize_vanilla_model(mconf):
-    """Part (c): return a GPT built from the GPTConfig mconf (the vanilla variant)."""
+    """Part (c): the vanilla model.  Return a GPT (model.py) built from mconf, a GPTConfig whose
+    perceiver flag is left off, so that every layer is an ordinary causal self-attention Block."""
     attention_model = None
+    ### TODO: [part c]
     ### START CODE HERE ###
     attention_model = GPT(mconf)
     ### END CODE HERE ###
@@ -20,9 +22,12 @@ def initialize_vanilla_model(mconf):
 
 
 def initialize_perceiver_model(mconf, bottleneck_dim=32):
-    """Part (g): set mconf.perceiver = True and mconf.bottleneck_dim = bottleneck_dim, then return
-    a GPT built from mconf (the perceiver variant)."""
+    """Part (g): the perceiver model.  Return a GPT (model.py) built from mconf after switching the
+    configuration to the perceiver variant: its `perceiver` flag on and its `bottleneck_dim` (the number
+    m of basis rows, the bottleneck's length) set to the bottleneck_dim argument.  GPT then replaces its
+    first and last Blocks with your DownProjectBlock and UpProjectBlock."""
     attention_model = None
+    ### TODO: [part g]
     ### START CODE HERE ###
     mconf.perceiver = True
     mconf.bottleneck_dim = bottleneck_dim
@@ -33,20 +38,25 @@ def initialize_perceiver_model(mconf, bottleneck_dim=32):
 
 def finetune(reading_params_path, finetune_corpus_path, pretrain_dataset, block_size, model, finetune_lr=6e-4,
              writer=None):
-    """Part (c) (and (f)): prepare finetuning on the birthplace TSV at finetune_corpus_path.
+    """Parts (c) and (f): set up finetuning on the birthplace questions; return (tconf, trainer_obj).
 
-    - If reading_params_path is not None, first load those (pretrained) parameters into model with
-      utils.load_params(model, reading_params_path) (it maps GPU-saved tensors to the model's device).
-    - Build the training data: NameDataset(pretrain_dataset, <the text of finetune_corpus_path>).
-    - TrainerConfig, exactly:
-        without pretrained params: max_epochs=75, batch_size=256, learning_rate=finetune_lr,
-            lr_decay=True, warmup_tokens=512*20, final_tokens=200*len(pretrain_dataset)*block_size,
-            num_workers=4
-        with pretrained params: the same, except max_epochs=10
-    - trainer_obj = Trainer(model, <the NameDataset>, None, tconf)
-    Returns (tconf, trainer_obj).
+    - Pretrained or not: when reading_params_path is given (part f), the model starts from the
+      parameters saved there; load them with utils.load_params, which also maps GPU-saved tensors to
+      the model's device.  Without it (part c) the model starts from its random initialisation.
+    - Training data: a NameDataset (dataset.py) built from pretrain_dataset, whose vocabulary it shares,
+      and the text of the TSV file at finetune_corpus_path.
+    - tconf: a TrainerConfig with exactly these values (the handout's):
+        max_epochs      75 from scratch; 10 when starting from pretrained parameters
+        batch_size      256
+        learning_rate   finetune_lr
+        lr_decay        True
+        warmup_tokens   512 * 20
+        final_tokens    200 * len(pretrain_dataset) * block_size
+        num_workers     4
+    - trainer_obj: a Trainer (trainer.py) for model on that NameDataset, with no test dataset.
     """
     tconf, trainer_obj = None, None
+    ### TODO: [part c] and [part f]
     ### START CODE HERE ###
     max_epochs = 75
     if reading_params_path is not None:
@@ -70,13 +80,21 @@ def finetune(reading_params_path, finetune_corpus_path, pretrain_dataset, block_
 
 
 def pretrain(pretrain_dataset, block_size, model, pretrain_lr=6e-3, writer=None):
-    """Part (f): prepare span-corruption pretraining on pretrain_dataset (a CharCorruptionDataset).
+    """Part (f): set up span-corruption pretraining; return (tconf, trainer_obj).
 
-    TrainerConfig, exactly: max_epochs=650, batch_size=128, learning_rate=pretrain_lr, lr_decay=True,
-    warmup_tokens=512*20, final_tokens=200*len(pretrain_dataset)*block_size, num_workers=4.
-    trainer_obj = Trainer(model, pretrain_dataset, None, tconf).  Returns (tconf, trainer_obj).
+    - Training data: pretrain_dataset itself (a CharCorruptionDataset over the pretraining corpus).
+    - tconf: a TrainerConfig with exactly these values (the handout's):
+        max_epochs      650
+        batch_size      128
+        learning_rate   pretrain_lr
+        lr_decay        True
+        warmup_tokens   512 * 20
+        final_tokens    200 * len(pretrain_dataset) * block_size
+        num_workers     4
+    - trainer_obj: a Trainer (trainer.py) for model on pretrain_dataset, with no test dataset.
     """
     tconf, trainer_obj = None, None
+    ### TODO: [part f]
     ### START CODE HERE ###
     tconf = TrainerConfig(
         max_epochs=650,
@@ -94,8 +112,11 @@ def pretrain(pretrain_dataset, block_size, model, pretrain_lr=6e-3, writer=None)
 
 
 def train(model, writing_params_path, trainer_obj):
-    """Run trainer_obj.train(), then save model's parameters to writing_params_path with
-    trainer.save_state_dict(model, writing_params_path) (an atomic torch.save of the state dict)."""
+    """Part (c): train, then keep the result.  Run the training that trainer_obj (from finetune or
+    pretrain) was set up for, then save model's parameters (its state dict) to writing_params_path;
+    trainer.save_state_dict writes it atomically, so an interrupted save never leaves half a file.
+    Nothing is returned: src/run.py checks that the file was written."""
+    ### TODO: [part c]
     ### START CODE HERE ###
     trainer_obj.train()
     save_state_dict(model, writing_params_path)

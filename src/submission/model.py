@@ -61,24 +61,27 @@ class Block(nn.Module):
 
 
 class DownProjectBlock(nn.Module):
-    """Perceiver down-projection: maps the input sequence (B, T, C) to a bottleneck (B, m, C).
+    """Part (g): the perceiver's first layer, which shortens the sequence from T to m = bottleneck_dim.
 
-    __init__ must create exactly these attributes (the grader copies weights by these names):
-      self.C    nn.Parameter of shape (1, config.bottleneck_dim, config.n_embd), the learnable basis,
-                initialised with nn.init.xavier_uniform_
-      self.ln1  nn.LayerNorm(config.n_embd), applied to the input x_input
-      self.attn CausalCrossAttention(config)
-      self.ln2  nn.LayerNorm(config.n_embd)
-      self.mlp  the same MLP as in Block (use _mlp(config))
+    Input x_input: (B, T, n_embd), the embedded characters.  Output: (B, m, n_embd).
 
-    forward(x_input) computes, with the basis C as the queries and the normalised input as keys/values:
-      x = C + attn(ln1(x_input), C)         # CausalCrossAttention.forward(x_kv, x_q)
-      x = x + mlp(ln2(x))
-    and returns x of shape (B, m, C).  C is broadcast over the batch.
+    Spec (the handout's equation (3)): cross-attention in which a learnable basis C of m rows is the
+    query and the layer-normalised input X supplies the keys and values, so row j of the output mixes
+    the inputs at positions 0..j (the causal mask of CausalCrossAttention does the cutting).  The block
+    is otherwise shaped like Block: a pre-LayerNorm attention sub-layer with a residual connection
+    around it (the residual stream starts from C, the query), then a pre-LayerNorm MLP sub-layer, the
+    same MLP as Block's, with its own residual connection.
+
+    - The basis: an nn.Parameter named C of shape (1, bottleneck_dim, n_embd), shared by every sequence
+      of the batch, initialised with Xavier-uniform initialisation.
+    - Layers: two LayerNorms over n_embd, one CausalCrossAttention(config), one MLP built like Block's.
+    - Read CausalCrossAttention.forward in attention.py to see which argument gives the keys/values
+      and which the queries.
     """
 
     def __init__(self, config):
         super().__init__()
+        ### TODO: [part g]
         ### START CODE HERE ###
         self.C = nn.Parameter(torch.empty(1, config.bottleneck_dim, config.n_embd))
         nn.init.xavier_uniform_(self.C)
@@ -89,7 +92,9 @@ class DownProjectBlock(nn.Module):
         ### END CODE HERE ###
 
     def forward(self, x_input):
+        """x_input (B, T, n_embd) -> the bottleneck (B, m, n_embd), as the class docstring specifies."""
         x = None
+        ### TODO: [part g]
         ### START CODE HERE ###
         x = self.C + self.attn(self.ln1(x_input), self.C)
         x = x + self.mlp(self.ln2(x))
@@ -98,23 +103,23 @@ class DownProjectBlock(nn.Module):
 
 
 class UpProjectBlock(nn.Module):
-    """Perceiver up-projection: maps the bottleneck y (B, m, C) back to the input length (B, T, C).
+    """Part (g): the perceiver's last layer, which brings the sequence back from m to T positions.
 
-    __init__ must create exactly these attributes (the grader copies weights by these names):
-      self.ln1  nn.LayerNorm(config.n_embd), applied to the bottleneck y
-      self.attn CausalCrossAttention(config)
-      self.ln2  nn.LayerNorm(config.n_embd)
-      self.mlp  the same MLP as in Block (use _mlp(config))
+    Inputs: y (B, m, n_embd), the output of the previous layer (the bottleneck), and x_input
+    (B, T, n_embd), the same embedded characters the DownProjectBlock received.  Output: (B, T, n_embd).
 
-    forward(y, x_input) computes, with the input of the down block x_input as the queries and the
-    normalised bottleneck as keys/values:
-      x = x_input + attn(ln1(y), x_input)
-      x = x + mlp(ln2(x))
-    and returns x of shape (B, T, C).
+    Spec (the handout's equation (4)): cross-attention in which the original input X is the query and
+    the layer-normalised bottleneck y supplies the keys and values, so output position t is built from
+    x_input at position t and from bottleneck rows 0..t.  As in Block: a pre-LayerNorm attention sub-layer
+    with a residual connection (the residual stream starts from x_input, the query), then a
+    pre-LayerNorm MLP sub-layer, the same MLP as Block's, with its own residual connection.
+
+    - Layers: two LayerNorms over n_embd, one CausalCrossAttention(config), one MLP built like Block's.
     """
 
     def __init__(self, config):
         super().__init__()
+        ### TODO: [part g]
         ### START CODE HERE ###
         self.ln1 = nn.LayerNorm(config.n_embd)
         self.attn = CausalCrossAttention(config)
@@ -123,7 +128,9 @@ class UpProjectBlock(nn.Module):
         ### END CODE HERE ###
 
     def forward(self, y, x_input):
+        """y (B, m, n_embd) and x_input (B, T, n_embd) -> (B, T, n_embd), as the class docstring specifies."""
         x = None
+        ### TODO: [part g]
         ### START CODE HERE ###
         x = x_input + self.attn(self.ln1(y), x_input)
         x = x + self.mlp(self.ln2(x))
@@ -131,9 +138,21 @@ class UpProjectBlock(nn.Module):
         return x
 
 
+class NotImplementedPart(NotImplementedError):
+    """A student part is still empty.  The message is one sentence that names the function, its file
+    and the handout part, e.g. "implement finetune in src/submission/helper.py (part c)"; src/run.py
+    prints it instead of a traceback and exits with status 1."""
+
+    def __init__(self, function, filename, part):
+        super().__init__(f"implement {function} in src/submission/{filename} (part {part})")
+        self.function, self.filename, self.part = function, filename, part
+
+
 def _implemented(value, name):
+    # An empty region leaves the function returning None; say which part to write instead of letting
+    # the next layer fail on None with an unrelated error.
     if value is None:
-        raise NotImplementedError(f"{name} in src/submission/model.py returned None: implement it (part g)")
+        raise NotImplementedPart(name, "model.py", "g")
     return value
 
 
@@ -151,12 +170,16 @@ class GPT(nn.Module):
             if not config.bottleneck_dim or config.n_layer < 2:
                 raise ValueError("the perceiver variant needs bottleneck_dim > 0 and n_layer >= 2")
             self.down_block = DownProjectBlock(config)
+            if not any(True for _ in self.down_block.parameters()):
+                raise NotImplementedPart("DownProjectBlock.__init__", "model.py", "g")
             n_inner = config.n_layer - 2  # the down and up blocks count as two of the n_layer layers
         else:
             n_inner = config.n_layer
         self.blocks = nn.Sequential(*[Block(config) for _ in range(n_inner)])
         if self.perceiver:
             self.up_block = UpProjectBlock(config)
+            if not any(True for _ in self.up_block.parameters()):
+                raise NotImplementedPart("UpProjectBlock.__init__", "model.py", "g")
         self.ln_f = nn.LayerNorm(config.n_embd)
         self.head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
         self.block_size = config.block_size

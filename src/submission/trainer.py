@@ -8,8 +8,8 @@ Nothing here is specific to GPT.  What makes it fast without changing the math:
 
 precision="auto" picks bf16 autocast on CUDA GPUs that compute bf16 natively (compute capability 8.0
 and newer: A100, A10, L4, RTX 30xx/40xx, H100) and on CPUs with native bf16 instructions (AVX512-BF16 or
-AMX), where it measured about 2x faster than fp32 for the course model (tools/bench.py,
-docs/benchmarks.md); fp32 everywhere else: T4/V100-class GPUs (there bf16 is emulated, slower than fp32),
+AMX), where it measured about 2x faster than fp32 for the course model (the instructor's
+benchmarks); fp32 everywhere else: T4/V100-class GPUs (there bf16 is emulated, slower than fp32),
 older CPUs, Apple MPS.  The weights, the optimizer state and the loss stay fp32 in every case.
 
 What a long run needs to survive and be watched (students rent VMs that get interrupted):
@@ -19,7 +19,7 @@ What a long run needs to survive and be watched (students rent VMs that get inte
   uninterrupted one.  (With worker processes the workers' random corruption draws restart differently:
   the run is statistically the same, not bit for bit.)
 - with config.log_path set, every step appends a row (step, epoch, loss, lr, tokens/s) to that CSV file
-  (tools/plot_losses.py draws it); config.writer, a TensorBoard SummaryWriter or anything with its
+  (src/plot_losses.py draws it); config.writer, a TensorBoard SummaryWriter or anything with its
   add_scalar, gets the loss and learning rate of every step.
 """
 

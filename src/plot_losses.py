@@ -1,6 +1,6 @@
 """Draw the loss curves that training runs log beside their params (<params>.log.csv) into one PNG.
 
-    python tools/plot_losses.py src/submission/vanilla.pretrain.params.log.csv [MORE.csv ...] [--out losses.png]
+    python src/plot_losses.py src/submission/vanilla.pretrain.params.log.csv [MORE.csv ...] [--out losses.png]
 
 Each file is one curve (loss against optimisation step), labelled by its file name; the learning rate goes on
 a second, smaller panel, so a warmup or a decay that went wrong is visible next to the loss it caused.  It can
