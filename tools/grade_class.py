@@ -49,21 +49,9 @@ from tqdm import tqdm
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 
-PREDICTION_FILES = [
-    "vanilla.nopretrain.dev.predictions",
-    "vanilla.nopretrain.test.predictions",
-    "vanilla.pretrain.dev.predictions",
-    "vanilla.pretrain.test.predictions",
-    "perceiver.pretrain.dev.predictions",
-    "perceiver.pretrain.test.predictions",
-]
-PARAMS_FILES = [
-    "vanilla.model.params",
-    "vanilla.pretrain.params",
-    "vanilla.finetune.params",
-    "perceiver.pretrain.params",
-    "perceiver.finetune.params",
-]
+sys.path.insert(0, str(SRC))
+from collect_submission import PARAMS_FILES, PREDICTION_FILES  # noqa: E402  (the one list of deliverables)
+
 # The answers each prediction file is scored against: dev answers ship with the data, test answers are
 # held out (birth_test.tsv exists only where submissions are graded).
 GOLD_FILES = {"dev": "birth_dev.tsv", "test": "birth_test.tsv"}
