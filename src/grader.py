@@ -19,7 +19,7 @@ Points are in points.json, next to this file, together with the accuracy thresho
 import sys
 
 import graderUtil
-from graderUtil import (  # noqa: F401  (re-exported: tests/test_grader.py and test_data.py use them here)
+from graderUtil import (  # noqa: F401  (some names are re-exported for the instructor's test suite)
     ANSWERS_FILE, GOLD_FILES, PENDING_MESSAGE, PREDICTIONS, QUESTION_FILES, REGISTRY, Fail, call, count_lines,
     grader_test, load_points, main, normalized_sha256, read_prediction_lines, seed_everything,
     select_thresholds)

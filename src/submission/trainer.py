@@ -359,9 +359,7 @@ class Trainer:
             self.load_training_state()
         train_loader = self._loader(self.train_dataset, shuffle=True)
         test_loader = self._loader(self.test_dataset, shuffle=False) if self.test_dataset is not None else None
-        log = None
-        if config.log_path is not None:
-            log = open_loss_log(config.log_path, keep_steps=self.step if config.resume else None)
+        log, log_keep = None, (self.step if config.resume else None)  # a resumed log keeps its rows to here
 
         total = config.max_epochs * len(train_loader)
         bar = tqdm(total=total, initial=min(total, self.epochs_done * len(train_loader)),
@@ -375,6 +373,9 @@ class Trainer:
                     loss_value = loss.item()  # waits for the GPU, so the step's time below is real
                     self.step += 1
                     toc = time.perf_counter()
+                    if log is None and config.log_path is not None:
+                        # opened after the first step, so a run that fails before training leaves no log
+                        log = open_loss_log(config.log_path, keep_steps=log_keep)
                     self.log_step(log, epoch + 1, it, loss_value, lr, y.numel() / max(toc - tic, 1e-9))
                     tic = toc
                     bar.update(1)
