@@ -23,6 +23,7 @@ SRC = Path(__file__).resolve().parent
 sys.path.insert(0, str(SRC))
 
 from london_baseline import most_common_place  # noqa: E402
+from run import check_corruption_implemented, implemented, trained, training_pair  # noqa: E402
 from submission import dataset, helper, model, utils  # noqa: E402
 from submission.trainer import pick_device  # noqa: E402
 
@@ -64,8 +65,9 @@ def new_model(cfg, vocab_size, variant):
     mconf = model.GPTConfig(vocab_size, cfg.block_size, n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd,
                             embd_pdrop=cfg.dropout, resid_pdrop=cfg.dropout, attn_pdrop=cfg.dropout)
     if variant == "perceiver":
-        return helper.initialize_perceiver_model(mconf, cfg.bottleneck_dim)
-    return helper.initialize_vanilla_model(mconf)
+        net = helper.initialize_perceiver_model(mconf, cfg.bottleneck_dim)
+        return implemented(net, "initialize_perceiver_model", "g")
+    return implemented(helper.initialize_vanilla_model(mconf), "initialize_vanilla_model", "c")
 
 
 def dev_accuracy(net, corpus, dev_path, device):
@@ -74,6 +76,11 @@ def dev_accuracy(net, corpus, dev_path, device):
     predictions = utils.predict_places(net, questions, corpus, device)
     total, correct = utils.evaluate_places(dev_path, predictions)
     return correct / total
+
+
+def report(seed, row):
+    stage, accuracy, seconds = row
+    print(f"seed {seed}: {stage}: dev accuracy {accuracy * 100:.1f} % ({seconds:.0f} s)", flush=True)
 
 
 def run_seed(seed, world, out_dir, cfg, curves):
@@ -88,13 +95,15 @@ def run_seed(seed, world, out_dir, cfg, curves):
     place = most_common_place(train_path)
     total, correct = utils.evaluate_places(dev_path, [place] * len(utils.read_questions(dev_path)))
     rows.append((f"baseline (always '{place}')", correct / total, time.time() - start))
+    report(seed, rows[-1])
 
     def finetune_and_score(name, net, params):
         utils.set_seed(seed)
-        tconf, trainer = helper.finetune(params, train_path, corpus, cfg.block_size, net, cfg.finetune_lr)
+        tconf, trainer = training_pair(helper.finetune(params, train_path, corpus, cfg.block_size, net,
+                                                       cfg.finetune_lr), "finetune", "c")
         epochs = cfg.finetune_epochs_pretrained if params else cfg.finetune_epochs_scratch
         scale_down(tconf, cfg, epochs, cfg.finetune_batch, n_train)
-        helper.train(net, out_dir / f"{name}.params", trainer)
+        trained(net, out_dir / f"{name}.params", trainer)
         curves.append((seed, name, trainer.losses))
         return dev_accuracy(net, corpus, dev_path, device)
 
@@ -103,18 +112,21 @@ def run_seed(seed, world, out_dir, cfg, curves):
     net = new_model(cfg, corpus.vocab_size, "vanilla")
     acc = finetune_and_score("vanilla.nopretrain.finetune", net, None)
     rows.append(("vanilla, no pretraining", acc, time.time() - start))
+    report(seed, rows[-1])
 
     for variant in ("vanilla", "perceiver"):
         start = time.time()
         utils.set_seed(seed)
         net = new_model(cfg, corpus.vocab_size, variant)
-        tconf, trainer = helper.pretrain(corpus, cfg.block_size, net, cfg.pretrain_lr)
+        check_corruption_implemented(corpus)
+        tconf, trainer = training_pair(helper.pretrain(corpus, cfg.block_size, net, cfg.pretrain_lr), "pretrain", "f")
         scale_down(tconf, cfg, cfg.pretrain_epochs[variant], cfg.pretrain_batch, len(corpus))
         params = out_dir / f"{variant}.pretrain.params"
-        helper.train(net, params, trainer)
+        trained(net, params, trainer)
         curves.append((seed, f"{variant}.pretrain", trainer.losses))
         acc = finetune_and_score(f"{variant}.finetune", net, params)
         rows.append((f"{variant}, pretrain + finetune", acc, time.time() - start))
+        report(seed, rows[-1])
     return rows
 
 
@@ -172,8 +184,12 @@ def main(argv=None):
         cfg.finetune_epochs_pretrained, cfg.finetune_epochs_scratch = 1, 1
     seeds = [int(s) for s in args.seeds.split(",")]
     curves, results = [], {}
-    for seed in seeds:
-        results[seed] = run_seed(seed, world, out_dir, cfg, curves)
+    try:
+        for seed in seeds:
+            results[seed] = run_seed(seed, world, out_dir, cfg, curves)
+    except model.NotImplementedPart as e:  # an empty student part: say which, as run.py does
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     stages = [name for name, _, _ in results[seeds[0]]]
     print()
     print(f"Dev accuracy on {world} ({len(utils.read_questions(world / 'birth_dev.tsv'))} questions)")

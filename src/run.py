@@ -227,11 +227,25 @@ def file_stamp(path):
     return (st.st_mtime_ns, st.st_size, st.st_ino) if st else None
 
 
-def run_training(args, result, name, part):
-    # the starter's empty region returns (None, None); a half-written one leaves one of them None
+def training_pair(result, name, part):
+    """(tconf, trainer_obj) from finetune/pretrain; the starter's empty region returns (None, None) and a
+    half-written one leaves one of them None: name the function to write."""
     if result is None or (isinstance(result, tuple) and any(value is None for value in result)):
         raise model.NotImplementedPart(name, "helper.py", part)
-    tconf, trainer_obj = result
+    return result
+
+
+def trained(net, path, trainer_obj):
+    """helper.train, checked: an empty train() returns without writing the params, so never claim a file."""
+    before = file_stamp(path)
+    helper.train(net, path, trainer_obj)
+    after = file_stamp(path)
+    if after is None or after == before:
+        raise model.NotImplementedPart("train", "helper.py", "c")
+
+
+def run_training(args, result, name, part):
+    tconf, trainer_obj = training_pair(result, name, part)
     apply_overrides(tconf, args)
     # resuming and the loss log live beside the params; set here so the course's signatures stay as they are
     tconf.checkpoint_path = f"{args.writing_params_path}.ckpt"
@@ -242,14 +256,11 @@ def run_training(args, result, name, part):
     if args.compile and trainer_obj.device.type != "cuda":
         print(f"note: --compile only applies on CUDA; training on {trainer_obj.device.type} runs uncompiled",
               file=sys.stderr)
-    start, before = time.time(), file_stamp(args.writing_params_path)
+    start = time.time()
     try:
-        helper.train(trainer_obj.model, args.writing_params_path, trainer_obj)
+        trained(trainer_obj.model, args.writing_params_path, trainer_obj)
     except trainer.CheckpointError as e:  # a corrupt or mismatched checkpoint given to --resume
         raise UserError(str(e)) from None
-    after = file_stamp(args.writing_params_path)
-    if after is None or after == before:  # train() returned without saving: never claim a file
-        raise model.NotImplementedPart("train", "helper.py", "c")
     print(f"saved {args.writing_params_path} ({time.time() - start:.0f} s)")
     # the params are the run's result now; the checkpoint would only make the next run refuse to start
     Path(tconf.checkpoint_path).unlink(missing_ok=True)

@@ -271,6 +271,12 @@ def test_dataset_demo_of_the_empty_starter_names_the_missing_function(starter, t
     assert r.returncode == 0 and "x: Where was" in r.stdout  # NameDataset is given code: it works already
 
 
+def test_run_sh_demo_of_the_empty_starter_names_the_missing_function(starter, tmp_path):
+    r = subprocess.run(["bash", str(starter / "run.sh"), "demo", "--smoke", "--out", str(tmp_path / "demo")],
+                       cwd=starter, capture_output=True, text=True, timeout=300)
+    says_only(r, "implement initialize_vanilla_model in src/submission/helper.py (part c)")
+
+
 def test_refuses_a_non_empty_output_folder(tmp_path):
     (tmp_path / "keep.txt").write_text("mine")
     with pytest.raises(release.ReleaseError, match="not empty"):
