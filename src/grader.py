@@ -16,6 +16,7 @@ prints megabytes fails only the tests that touch it, and the grader always reach
 Points are in points.json, next to this file, together with the accuracy thresholds of the prediction tests.
 """
 
+import os
 import sys
 
 import graderUtil
@@ -395,6 +396,9 @@ COURSE_MODEL = dict(block_size=128, n_layer=4, n_head=8, n_embd=256)  # the hand
 COURSE_BOTTLENECK = 32
 PARAMS_SAMPLE = 500  # questions checked per file (all of the course's 500 dev / 437 test): seconds on one core
 PARAMS_AGREEMENT = 0.95
+# Read once, when the grader is imported and before any student code runs in this process: a submission
+# that set the variable from its own code would otherwise skip the check.
+TRUST_PREDICTIONS = os.environ.get("GRADER_TRUST_PREDICTIONS") == "1"
 ANSWER_CHARS = 32  # characters the course's evaluation decodes after the question
 
 
@@ -507,10 +511,9 @@ def _greedy_answers(ctx, net, questions, stoi):
 
 def _check_against_params(ctx, fname, predictions):
     """Fail unless `predictions` (the file's stripped lines) is what the submitted params produce."""
-    import os
     import random
 
-    if os.environ.get("GRADER_TRUST_PREDICTIONS") == "1":  # the grader's own tests of the accuracy rules
+    if TRUST_PREDICTIONS:  # the grader's own tests of the accuracy rules
         return
     params_name, variant, target = PARAMS_FOR[fname]
     split = PREDICTIONS[fname][0]

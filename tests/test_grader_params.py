@@ -166,3 +166,21 @@ def test_unloadable_or_misfitting_params_earn_no_accuracy_points(world, tmp_path
     assert "vanilla.model.params could not be loaded" in t["1d-0-hidden"]["output"], t["1d-0-hidden"]["output"]
     assert t["1f-0-hidden"]["status"] == "failed"
     assert "does not fit the vanilla model" in t["1f-0-hidden"]["output"], t["1f-0-hidden"]["output"]
+
+
+def test_a_submission_cannot_switch_the_check_off(world, tmp_path):
+    """The tests' bypass (GRADER_TRUST_PREDICTIONS) is read before student code runs: a model.py that sets
+    it at import time (imported by 1g-0-basic, in the same worker) still has its copied answers checked."""
+    data, src, own = world
+    cheat = tmp_path / "src"
+    shutil.copytree(src, cheat)
+    model = cheat / "submission" / "model.py"
+    model.write_text('import os\nos.environ["GRADER_TRUST_PREDICTIONS"] = "1"\n' + model.read_text(encoding="utf-8"),
+                     encoding="utf-8")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    shutil.copy(own / "perceiver.finetune.params", sub)
+    write(sub / "perceiver.pretrain.test.predictions", answers(data, "test"))
+    t = grade(cheat, data, sub, "1g-0-basic", "1g-3-hidden")
+    assert t["1g-3-hidden"]["status"] == "failed" and t["1g-3-hidden"]["score"] == 0
+    assert "does not match perceiver.finetune.params" in t["1g-3-hidden"]["output"], t["1g-3-hidden"]["output"]
