@@ -6,8 +6,9 @@
 The starter is made of the files git tracks, less those matched by tools/release_exclude.txt.  In every
 Python file, the code between `### START CODE HERE ###` and `### END CODE HERE ###` is removed (every
 spelling students meet is recognised: the handout's `### START_CODE_HERE ###`, the course files'
-`### START CODE HERE`, with or without the underscores and the trailing ###): the markers stay, full-line comments inside a region stay (they are hints), and a `pass` keeps the file
-importable (the surrounding code returns None for an empty region).  Markers that do not pair up stop the
+`### START CODE HERE`, with or without the underscores and the trailing ###): the markers stay, full-line
+comments inside a region stay (they are hints), and a `pass` keeps the file importable (the surrounding
+code returns None for an empty region).  Markers that do not pair up stop the
 release with file:line.  Nothing is written unless the whole release succeeds.
 """
 
