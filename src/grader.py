@@ -22,7 +22,7 @@ import sys
 import graderUtil
 from graderUtil import (  # noqa: F401  (some names are re-exported for the instructor's test suite)
     ANSWERS_FILE, GOLD_FILES, PENDING_MESSAGE, PREDICTIONS, QUESTION_FILES, REGISTRY, Fail, call, count_lines,
-    grader_test, load_points, main, normalized_sha256, read_prediction_lines, seed_everything,
+    grader_judge, grader_test, load_points, main, normalized_sha256, read_prediction_lines, seed_everything,
     select_thresholds)
 
 graderUtil.DESCRIPTION = __doc__
@@ -235,32 +235,47 @@ def test_1c_2(ctx):
         raise Fail("train saved the parameters without training: call trainer_obj.train() first")
 
 
+VANILLA_HIDDEN = dict(vocab=256, block=128, n_layer=4, n_head=8, n_embd=256)
+
+
+def _vanilla_inputs():
+    import torch
+
+    return torch.randint(0, 256, (2, 100), generator=torch.Generator().manual_seed(224))
+
+
 @grader_test("1c-0-hidden", "the vanilla model computes what the reference computes (same weights)", timeout=30,
              needs=("solution",))
 def test_1c_0_hidden(ctx):
     """initialize_vanilla_model gives the reference's model: same parameter shapes, same logits once both hold
-    the same weights."""
+    the same weights.  The student's side: the logits with weights set by shape (the judge compares)."""
     import torch
 
     helper, model = ctx.student("helper"), ctx.student("model")
-    ref_helper, ref_model = ctx.solution("helper"), ctx.solution("model")
-    kw = dict(n_layer=4, n_head=8, n_embd=256)
-    ref = ref_helper.initialize_vanilla_model(ref_model.GPTConfig(256, 128, **kw)).eval()
+    v = VANILLA_HIDDEN
     net = call("initialize_vanilla_model", ctx.submission_dir, helper.initialize_vanilla_model,
-               model.GPTConfig(256, 128, **kw))
+               model.GPTConfig(v["vocab"], v["block"], n_layer=v["n_layer"], n_head=v["n_head"], n_embd=v["n_embd"]))
     if net is None:
         raise Fail("initialize_vanilla_model returned None: part (c) in helper.py must return GPT(mconf)")
-    _same_weights(net, ref, "the vanilla model", 256)
+    shapes = _fill_by_shape(net, v["n_embd"])
     net.eval()
-    idx = torch.randint(0, 256, (2, 100))
     with torch.no_grad():
-        want, _ = ref(idx)
-        got, _ = call("the vanilla GPT's forward", ctx.submission_dir, net, idx)
-    _assert_close(got, want, "the vanilla model's logits")
+        got, _ = call("the vanilla GPT's forward", ctx.submission_dir, net, _vanilla_inputs())
+    ctx.report({"shapes": shapes, "outputs": [got]})
+
+
+@grader_judge("1c-0-hidden")
+def judge_1c_0_hidden(ctx, report):
+    v = VANILLA_HIDDEN
+    ref_helper, ref_model = ctx.solution("helper"), ctx.solution("model")
+    ref = ref_helper.initialize_vanilla_model(ref_model.GPTConfig(v["vocab"], v["block"], n_layer=v["n_layer"],
+                                                                  n_head=v["n_head"], n_embd=v["n_embd"]))
+    _judge_outputs(report, ref.eval(), [(_vanilla_inputs(),)], "the vanilla model", v["n_embd"],
+                   lambda out: out[0], lambda args: "the vanilla model's logits")
 
 
 def _fill_value(shape, n_embd):
-    """The value every parameter of this shape gets in _same_weights (see there)."""
+    """The value every parameter of this shape gets in _fill_by_shape (see there)."""
     import zlib
 
     import torch
@@ -282,16 +297,22 @@ def _fill_value(shape, n_embd):
     return torch.randn(shape, generator=gen) / max(1, shape[-1]) ** 0.5
 
 
-def _same_weights(mine, ref, what, n_embd):
-    """Give both modules the same weights without knowing any attribute name: every parameter gets a value
-    that depends on its shape only.  Parameters of one shape then hold equal values (the four n_embd x n_embd
-    attention projections, the layer norms and biases, ...), so it does not matter which of them plays which
-    role, and the (d, d) matrix is symmetric, so neither does x @ W versus x @ W.T.  Parameters are compared,
-    never buffers: a course-style copy of the given code keeps its attention masks in the state dict."""
+def _fill_by_shape(module, n_embd):
+    """Give a module weights without knowing any attribute name: every parameter gets a value that depends on
+    its shape only (_fill_value).  Done to the student's model and to the reference alike, parameters of one
+    shape then hold equal values (the four n_embd x n_embd attention projections, the layer norms and biases,
+    ...), so it does not matter which of them plays which role, and the (d, d) matrix is symmetric, so neither
+    does x @ W versus x @ W.T.  Parameters, never buffers: a course-style copy of the given code keeps its
+    attention masks in the state dict.  Returns the parameter shapes, sorted."""
     import torch
 
-    shapes = sorted(tuple(p.shape) for p in mine.parameters())
-    ref_shapes = sorted(tuple(p.shape) for p in ref.parameters())
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(_fill_value(tuple(p.shape), n_embd).to(p.dtype))
+    return sorted(tuple(p.shape) for p in module.parameters())
+
+
+def _check_shapes(shapes, ref_shapes, what):
     squeeze = lambda s: s[1:] if len(s) == 3 and s[0] == 1 else s  # noqa: E731  ((1, m, d) and (m, d) alike)
     if sorted(map(squeeze, shapes)) != sorted(map(squeeze, ref_shapes)):
         missing = sorted(set(ref_shapes) - set(shapes))[:4]
@@ -300,10 +321,23 @@ def _same_weights(mine, ref, what, n_embd):
                    + (f"; none of shape {missing}" if missing else "")
                    + (f"; unexpected shapes {extra}" if extra else "")
                    + f" ({len(shapes)} parameters, the handout's has {len(ref_shapes)})")
+
+
+def _judge_outputs(report, ref, inputs, what, n_embd, pick, label):
+    """The judge of a comparison with the reference: the student's worker reported its parameter shapes and
+    its outputs on `inputs` (weights set by _fill_by_shape); the reference, given the same weights, must agree."""
+    import torch
+
+    if not isinstance(report, dict) or not isinstance(report.get("outputs"), list):
+        raise Fail("the test reported no outputs to compare with the reference")
+    shapes = [tuple(s) for s in report.get("shapes", []) if isinstance(s, (list, tuple))]
+    ref_shapes = _fill_by_shape(ref, n_embd)
+    _check_shapes(shapes, ref_shapes, what)
+    if len(report["outputs"]) != len(inputs):
+        raise Fail(f"the test reported {len(report['outputs'])} outputs for {len(inputs)} inputs")
     with torch.no_grad():
-        for module in (mine, ref):
-            for p in module.parameters():
-                p.copy_(_fill_value(tuple(p.shape), n_embd).to(p.dtype))
+        for args, got in zip(inputs, report["outputs"]):
+            _assert_close(got, pick(ref(*args)), label(args))
 
 
 def _assert_close(got, want, what, atol=1e-4):
@@ -323,25 +357,45 @@ def _assert_close(got, want, what, atol=1e-4):
 
 
 def _predictions_test(fname):
+    """The student's side of a prediction test: the file is there, has one line per question and is what the
+    submitted params produce.  The judge (_predictions_judge) counts the correct answers."""
+
     def run(ctx):
         split, target = PREDICTIONS[fname]
-        gold_path = ctx.data_path(GOLD_FILES[split])
-        gold = [line.split("\t") for line in read_prediction_lines(gold_path) if line.strip()]
-        if any(len(fields) < 2 for fields in gold):
-            raise Fail(f"{gold_path} has no answer column (a problem of the grading set-up)")
-        if split == "test":
-            questions = ctx.data_path(QUESTION_FILES[split])
-            if count_lines(questions) != len(gold):
-                raise Fail(f"{gold_path.name} and {questions.name} disagree (a problem of the grading set-up)")
-        answers = [fields[1].strip() for fields in gold]
         path = ctx.predictions_dir / fname
         if not path.is_file():
             raise Fail(f"{fname} is missing from {ctx.predictions_dir}: ./run.sh {target} writes it")
         predictions = [p.strip() for p in read_prediction_lines(path)]
+        n = count_lines(ctx.data_path(QUESTION_FILES[split]))
+        if len(predictions) != n:
+            raise Fail(f"{fname} has {len(predictions)} lines but there are {n} questions: one predicted place "
+                       "per line, in the order of the questions")
+        _check_against_params(ctx, fname, predictions)
+
+    run.predictions_file = fname
+    return run
+
+
+def _predictions_judge(fname):
+    """Accuracy against the answers, in the judge (the student's code never sees the answers)."""
+
+    def judge(ctx, report):
+        split, target = PREDICTIONS[fname]
+        gold_path = ctx.data_path(GOLD_FILES[split])
+        gold = [line.split("\t") for line in read_prediction_lines(gold_path) if line.strip()]
+        if any(len(fields) < 2 for fields in gold):
+            raise Fail(f"{gold_path.name} has no answer column (a problem of the grading set-up)")
+        questions = ctx.data_path(QUESTION_FILES[split])
+        if count_lines(questions) != len(gold):
+            raise Fail(f"{gold_path.name} and {questions.name} disagree (a problem of the grading set-up)")
+        answers = [fields[1].strip() for fields in gold]
+        path = ctx.predictions_dir / fname
+        if not path.is_file():
+            raise Fail(f"{fname} is missing: ./run.sh {target} writes it")
+        predictions = [p.strip() for p in read_prediction_lines(path)]
         if len(predictions) != len(answers):
             raise Fail(f"{fname} has {len(predictions)} lines but there are {len(answers)} questions: one "
                        "predicted place per line, in the order of the questions")
-        _check_against_params(ctx, fname, predictions)
         correct = sum(1 for p, a in zip(predictions, answers) if p == a)
         total = len(answers)
         rule = ctx.thresholds.get(fname, {})
@@ -357,12 +411,12 @@ def _predictions_test(fname):
             raise Fail(f"{fname}: {score}; needs {' and '.join(needs)} (thresholds '{ctx.threshold_row}')")
         return f"{fname}: {score}"
 
-    run.predictions_file = fname
-    return run
+    return judge
 
 
 def _register_predictions(tid, fname, description):
     grader_test(tid, description, timeout=60, needs=("answers",))(_predictions_test(fname))
+    grader_judge(tid)(_predictions_judge(fname))
 
 
 # -- the prediction files against the submitted params ---------------------------------------------------
@@ -1125,39 +1179,59 @@ def test_1g_7(ctx):
     _finetune_case(ctx, pretrained=True, perceiver=True)
 
 
-def _compare_block(ctx, cls, inputs):
-    """The student's block and the reference's, given the same weights by shape (_same_weights), agree."""
+def _block_inputs(cls):
+    """The inputs on which 1g-0-hidden / 1g-1-hidden compare a block with the reference (fixed by a seed)."""
     import torch
 
-    ref_model = ctx.solution("model")
-    ref = getattr(ref_model, cls)(_perceiver_config(ctx, "solution")).eval()
+    gen = torch.Generator().manual_seed(7)
+    if cls == "DownProjectBlock":
+        return [(torch.randn(b, t, 32, generator=gen),) for b, t in SHAPES]
+    return [(torch.randn(b, 8, 32, generator=gen), torch.randn(b, t, 32, generator=gen)) for b, t in SHAPES]
+
+
+def _report_block(ctx, cls):
+    """The student's side of a block comparison: its outputs with weights set by shape (the judge compares)."""
     mine = _block(ctx, cls, _perceiver_config(ctx))
-    _same_weights(mine, ref, cls, 32)
+    shapes = _fill_by_shape(mine, 32)
+    outputs = []
+    import torch
+
     with torch.no_grad():
-        for args in inputs:
+        for args in _block_inputs(cls):
+            want_shape = (args[-1].shape[0], 8, 32) if cls == "DownProjectBlock" else tuple(args[-1].shape)
             got = call(f"{cls}.forward", ctx.submission_dir, mine, *args)
-            want = ref(*args)
-            shapes = ", ".join(str(tuple(a.shape)) for a in args)
-            _assert_close(_require_tensor(got, f"{cls}.forward", tuple(want.shape)), want,
-                          f"{cls}'s outputs for inputs {shapes}")
+            outputs.append(_require_tensor(got, f"{cls}.forward", want_shape).detach().float().cpu())
+    ctx.report({"shapes": shapes, "outputs": outputs})
+
+
+def _judge_block(ctx, report, cls):
+    ref = getattr(ctx.solution("model"), cls)(_perceiver_config(ctx, "solution")).eval()
+    _judge_outputs(report, ref, _block_inputs(cls), cls, 32, lambda out: out,
+                   lambda args: f"{cls}'s outputs for inputs {', '.join(str(tuple(a.shape)) for a in args)}")
 
 
 @grader_test("1g-0-hidden", "DownProjectBlock computes what the reference computes (same weights)", timeout=30,
              needs=("solution",))
 def test_1g_0_hidden(ctx):
     """With the same weights (matched by shape), the down block's output equals the reference's."""
-    import torch
+    _report_block(ctx, "DownProjectBlock")
 
-    _compare_block(ctx, "DownProjectBlock", [(torch.randn(b, t, 32),) for b, t in SHAPES])
+
+@grader_judge("1g-0-hidden")
+def judge_1g_0_hidden(ctx, report):
+    _judge_block(ctx, report, "DownProjectBlock")
 
 
 @grader_test("1g-1-hidden", "UpProjectBlock computes what the reference computes (same weights)", timeout=30,
              needs=("solution",))
 def test_1g_1_hidden(ctx):
     """With the same weights (matched by shape), the up block's output equals the reference's."""
-    import torch
+    _report_block(ctx, "UpProjectBlock")
 
-    _compare_block(ctx, "UpProjectBlock", [(torch.randn(b, 8, 32), torch.randn(b, t, 32)) for b, t in SHAPES])
+
+@grader_judge("1g-1-hidden")
+def judge_1g_1_hidden(ctx, report):
+    _judge_block(ctx, report, "UpProjectBlock")
 
 
 _register_predictions("1g-2-hidden", "perceiver.pretrain.dev.predictions",

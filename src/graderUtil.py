@@ -1,9 +1,18 @@
 """The grader's machinery (the course calls this module graderUtil.py): grader.py holds the tests.
 
-What lives here: the test registry (`grader_test`, `Spec`, `Fail`), the worker processes that run each test
-in isolation with a time limit and capture its output, the `Context` a test uses to reach the student's
-code, the reference solution and the data, the points table and accuracy thresholds, the summary, Gradescope's
-results.json, and the command line.  Nothing here knows what the assignment asks; grader.py says that.
+What lives here: the test registry (`grader_test`, `grader_judge`, `Spec`, `Fail`), the worker processes that
+run each test in isolation with a time limit and capture its output, the `Context` a test uses to reach the
+student's code, the reference solution and the data, the points table and accuracy thresholds, the summary,
+Gradescope's results.json, and the command line.  Nothing here knows what the assignment asks; grader.py says
+that.
+
+Who can reach what (see "Isolation" below).  A test runs in a worker process; a test with a judge
+(`grader_judge`) is decided in a second, trusted worker that never imports student code: the student's worker
+only reports what the student's code computed (`ctx.report`), and the judge compares it with the reference
+solution or the held-out answers.  Run as root (Gradescope), every worker that runs student code drops to an
+unprivileged user in a session of its own, sees copies of the submission and of the data without the held-out
+answers, and cannot read the answers, the reference or the results; whatever it started is killed before the
+summary is written.
 
 Run the grader through grader.py (`python grader.py --help`): the worker processes run grader.py too, so
 that they know its tests.
@@ -11,12 +20,18 @@ that they know its tests.
 
 import argparse
 import hashlib
+import hmac
 import io
 import json
 import os
 import queue
+import secrets
+import shutil
+import signal
+import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -35,6 +50,9 @@ STARTUP_TIMEOUT = 120.0  # seconds for a worker process to import torch and repo
 IDLE_TIMEOUT = 60.0  # seconds between two tests of one worker (the harness's own work)
 MESSAGE_CHARS = 1500  # longest failure message kept
 OUTPUT_CHARS = 1000  # head and tail of a test's captured output kept
+EXIT_GRACE = 0.5  # seconds to read what a worker wrote before it exited (its pipes may stay open elsewhere)
+REPORT_BYTES = 16 << 20  # largest report a student's worker may hand to a judge
+WORKER_USERS = ("grader", "nobody")  # as root: the first that exists (GRADER_WORKER_USER, a name or uid, wins)
 
 # Student modules and the student modules each one imports (importing them first, one by one, tells which
 # file is broken or hangs).
@@ -81,6 +99,7 @@ class Spec:
         self.uses_torch = uses_torch  # the worker imports torch before its first test
         self.part = tid.split("-")[0]
         self.kind = tid.rsplit("-", 1)[-1]
+        self.judge = None  # judge(ctx, report): decides the test in a worker without student code
 
     @property
     def hidden(self):
@@ -93,6 +112,19 @@ REGISTRY = {}
 def grader_test(tid, description, timeout=30, needs=(), info=False, uses_torch=True):
     def register(fn):
         REGISTRY[tid] = Spec(tid, description, fn, timeout, needs, info, uses_torch=uses_torch)
+        return fn
+
+    return register
+
+
+def grader_judge(tid):
+    """Register the judge of test `tid`: judge(ctx, report) runs after the test passed in the student's worker,
+    in a trusted worker that has the reference solution and the held-out answers and never imports student
+    code; `report` is what the test gave ctx.report (tensors, numbers, strings, lists, dicts), or None.  The
+    judge's verdict is the test's: a test with a judge passes only if its judge passes."""
+
+    def register(fn):
+        REGISTRY[tid].judge = fn
         return fn
 
     return register
@@ -197,11 +229,15 @@ def describe(exc, directory=None):
 
 
 class Context:
-    """What a test function may use: the student's and the reference's modules, the data, a temp folder."""
+    """What a test function may use: the student's modules (in a student's worker) or the reference's (in a
+    judge's), the data, a temp folder, and ctx.report to hand what the student's code computed to the judge."""
 
     def __init__(self, cfg, send):
         self.cfg = cfg
         self.send = send
+        self.judging = bool(cfg.get("judge"))
+        self.report_dir = Path(cfg["report_dir"]) if cfg.get("report_dir") else None
+        self.current = None  # the id of the test that runs
         self.submission_dir = Path(cfg["submission_dir"])
         self.solution_dir = Path(cfg["solution_dir"]) if cfg.get("solution_dir") else None
         self.data_dir = Path(cfg["data_dir"])
@@ -245,6 +281,8 @@ class Context:
 
     def student(self, name):
         """The student's module submission.<name> (imported on first use; a broken file is a clear Fail)."""
+        if self.judging:
+            raise RuntimeError("a judge never imports student code (a bug of the grader)")
         self._import("submission", self.submission_dir, None, "submission")
         for dep in STUDENT_DEPS.get(name, []) + [name]:
             module = self._import("submission", self.submission_dir, dep, "submission")
@@ -255,7 +293,7 @@ class Context:
         import importlib
 
         if self.solution_dir is None:
-            raise Fail("no reference solution configured")
+            raise Fail("no reference solution here: only a judge (grader_judge) compares with it")
         try:
             if "solution" not in sys.modules:
                 load_package("solution", self.solution_dir)
@@ -263,6 +301,28 @@ class Context:
         except BaseException as e:  # noqa: BLE001
             raise Fail(f"the reference solution could not be imported (a problem of the grading set-up, not of "
                        f"the submission): {describe(e)}") from None
+
+    # -- student's worker -> judge ---------------------------------------------------------------------------
+    def report(self, obj):
+        """Hand `obj` (tensors, numbers, strings, lists, dicts) to this test's judge, which loads it safely
+        (torch.load with weights_only=True: no code of the student's runs there)."""
+        import torch
+
+        if self.report_dir is None:
+            raise RuntimeError("no report folder configured (a bug of the grader)")
+        torch.save(obj, self.report_dir / f"{self.current}.report")
+
+    def load_report(self, tid):
+        """The report of test tid (checked and copied by the parent), or None."""
+        path = self.report_dir / f"{tid}.report" if self.report_dir else None
+        if path is None or not path.is_file():
+            return None
+        import torch
+
+        try:
+            return torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as e:  # noqa: BLE001 - whatever the student's worker wrote
+            raise Fail(f"what the test reported could not be read ({type(e).__name__})") from None
 
     # -- data ----------------------------------------------------------------------------------------------
     def data_path(self, name):
@@ -332,10 +392,61 @@ def load_written_tests():
     return specs
 
 
+def reachable_imports(uid, gid):
+    """Before a worker drops its privileges: the folders on sys.path that uid cannot reach (a Python installed
+    under /root, say) are opened here, and sys.path and the imported packages' __path__ name them through
+    /proc/self/fd, which a process may always follow for its own descriptors.  Student code can then import
+    what the grader's Python has, as with a system-wide installation.  Returns the descriptors to keep."""
+    opened = {}
+    for entry in sys.path:
+        real = os.path.realpath(entry or ".")
+        if real in opened or not os.path.isdir(real) or readable_by(real, uid, gid):
+            continue
+        opened[real] = os.open(real, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+
+    def through_fd(path):
+        real = os.path.realpath(path)
+        for folder, fd in opened.items():
+            if real == folder or real.startswith(folder + os.sep):
+                return f"/proc/self/fd/{fd}" + real[len(folder):]
+        return path
+
+    sys.path[:] = [through_fd(entry) if entry else entry for entry in sys.path]
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__path__", None)
+        if isinstance(path, list):
+            path[:] = [through_fd(p) for p in path]
+    sys.path_importer_cache.clear()
+    return sorted(opened.values())
+
+
+def drop_privileges(cfg, keep_fd):
+    """In a worker, before any student code: become cfg's unprivileged user for good (real, effective and saved
+    ids, no supplementary groups), with only stdin, stdout, stderr, the protocol descriptor and those of
+    reachable_imports open, in the private folder the parent made for this worker."""
+    keep = sorted({keep_fd, *reachable_imports(cfg["uid"], cfg["gid"])})
+    low = 3
+    for fd in keep:
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 16)
+    tmp = cfg["tmp_dir"]
+    os.chdir(tmp)
+    tempfile.tempdir = tmp
+    os.setgroups([])
+    os.setgid(cfg["gid"])
+    os.setuid(cfg["uid"])
+    if os.getuid() == 0 or os.geteuid() == 0 or os.getegid() == 0:
+        raise SystemExit("the worker could not drop its privileges")
+
+
 def worker_main():
-    """Child process: read the configuration from stdin, run the tests, report on the original stdout."""
+    """Child process: read the configuration from stdin, run the tests (or, with cfg["judge"], their judges),
+    report each step on a private descriptor, every message signed with the key the parent sent."""
     cfg = json.loads(sys.stdin.read() or "{}")
-    proto = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
+    key = bytes.fromhex(cfg.pop("key", ""))
+    proto_fd = os.dup(1)
+    proto = os.fdopen(proto_fd, "w", encoding="utf-8", newline="\n")
     os.dup2(2, 1)  # output written below Python's level goes to the parent's (bounded) stderr reader
     sys.stdin = open(os.devnull, encoding="utf-8")
     capture = Capture()
@@ -348,7 +459,11 @@ def worker_main():
         pass
 
     def send(obj):
-        proto.write(json.dumps(obj) + "\n")
+        # The signature keeps lines that student code writes to this descriptor from counting as messages.
+        # It cannot stop code that reads the key from this process's memory: see the README's threat model.
+        text = json.dumps(obj)
+        mac = hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
+        proto.write(json.dumps({"m": text, "h": mac}) + "\n")
         proto.flush()
 
     if cfg.get("preimport", True):
@@ -365,6 +480,9 @@ def worker_main():
             specs.update({s.id: s for s in load_written_tests()})
         except BaseException as e:  # noqa: BLE001
             sys.__stderr__.write(f"grader_written.py failed to import: {describe(e)}\n")
+    if cfg.get("uid") is not None:
+        drop_privileges(cfg, proto_fd)
+    judging = bool(cfg.get("judge"))
     ctx = Context(cfg, send)
     send({"ev": "ready"})
     for tid in cfg["tests"]:
@@ -373,15 +491,13 @@ def worker_main():
         capture.reset()
         started = time.perf_counter()
         status, message = "passed", ""
-        import tempfile
-
         tmp = tempfile.TemporaryDirectory(prefix="grader-")
-        ctx.tmp = Path(tmp.name)
+        ctx.tmp, ctx.current = Path(tmp.name), tid
         try:
-            if spec is None:
+            if spec is None or (judging and spec.judge is None):
                 raise Fail(f"unknown test {tid}")
             seed_everything(zlib.crc32(tid.encode()))
-            returned = spec.fn(ctx)
+            returned = spec.judge(ctx, ctx.load_report(tid)) if judging else spec.fn(ctx)
             if isinstance(returned, str):
                 message = returned
         except Fail as e:
@@ -421,76 +537,304 @@ def describe_written_main():
 
 
 # ----------------------------------------------------------------------------------------------------------
+# Isolation.  Run as root (Gradescope runs the autograder as root), the grader keeps the held-out answers, the
+# reference solution and the results to itself.  A Sandbox holds, in a root-owned folder the workers can read
+# but not change, copies of the submission (code, params, predictions) and of the data folder without the
+# held-out files; each worker that runs student code gets a private temp folder there and drops to the
+# unprivileged user before the student's first line runs.  The answers, the reference and the results stay
+# where they are, readable only by root (autograder_run.py makes them so; the header warns otherwise).
+
+
+def resolve_user(user=None):
+    """(uid, gid, name) of the user the workers run as: `user` (a name or a number), else GRADER_WORKER_USER,
+    else the first of WORKER_USERS that exists.  A number need not name an existing user."""
+    import pwd
+
+    user = user or os.environ.get("GRADER_WORKER_USER")
+    candidates = [user] if user else list(WORKER_USERS)
+    for name in candidates:
+        try:
+            entry = pwd.getpwuid(int(name)) if name.isdigit() else pwd.getpwnam(name)
+            uid, gid, label = entry.pw_uid, entry.pw_gid, entry.pw_name
+        except KeyError:
+            if not name.isdigit():
+                continue
+            uid = gid = int(name)
+            label = f"uid {uid}"
+        if uid == 0 or gid == 0:
+            raise ValueError(f"the worker user {name} is root")
+        return uid, gid, label
+    raise ValueError(f"none of the users {', '.join(candidates)} exists; create one or set GRADER_WORKER_USER")
+
+
+def readable_by(path, uid, gid):
+    """Whether uid (in group gid only) could read the file or enter the folder `path`, by the mode bits of it
+    and of every folder above it (ACLs are not read)."""
+    path = Path(path).resolve()
+
+    def allowed(st, bit):  # bit: 4 read, 1 execute/search
+        if st.st_uid == uid:
+            return bool(st.st_mode >> 6 & bit)
+        if st.st_gid == gid:
+            return bool(st.st_mode >> 3 & bit)
+        return bool(st.st_mode & bit)
+
+    try:
+        for folder in reversed(path.parents):
+            if not allowed(os.stat(folder), 1):
+                return False
+        st = os.stat(path)
+    except OSError:
+        return False
+    return allowed(st, 1 if stat.S_ISDIR(st.st_mode) else 4)
+
+
+def copy_plain(src, dst, skip=()):
+    """Copy the regular files under src to dst (symbolic links and special files are left out, never
+    followed), as root-owned files every user may read and nobody but root may change."""
+    dst.mkdir(mode=0o755)
+    os.chmod(dst, 0o755)
+    if not Path(src).is_dir():
+        return dst
+    for entry in os.scandir(src):
+        if entry.name in skip or entry.name == "__pycache__" or entry.is_symlink():
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            copy_plain(entry.path, dst / entry.name, skip)
+        elif entry.is_file(follow_symlinks=False):
+            shutil.copyfile(entry.path, dst / entry.name, follow_symlinks=False)
+            os.chmod(dst / entry.name, 0o644)
+    return dst
+
+
+def user_pids(uid):
+    """The live (not zombie) processes whose real, effective or saved uid is uid."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status", encoding="utf-8") as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            continue
+        if fields.get("State", "").strip()[:1] in ("Z", "X"):
+            continue
+        if uid in [int(x) for x in fields.get("Uid", "").split()[:3]]:
+            pids.append(int(entry))
+    return pids
+
+
+def kill_user_processes(uid, gid, rounds=100):
+    """Kill every process of uid: a child that becomes uid calls kill(-1, SIGKILL), which reaches all of them
+    at once (a process forking meanwhile included) but not the caller; repeated until none is left.  True when
+    none is left."""
+    for _ in range(rounds):
+        if not user_pids(uid):
+            return True
+        pid = os.fork()
+        if pid == 0:  # only system calls here, then _exit
+            try:
+                os.setgroups([])
+                os.setgid(gid)
+                os.setuid(uid)
+                os.kill(-1, signal.SIGKILL)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        time.sleep(0.05)
+    return not user_pids(uid)
+
+
+class Sandbox:
+    """The unprivileged side of one grading run as root: the user, and a root-owned folder with the copies the
+    workers read (submission, predictions, data without the held-out files) and their private temp folders."""
+
+    def __init__(self, submission_dir, predictions_dir, data_dir, held_out, user=None):
+        self.uid, self.gid, self.user = resolve_user(user)
+        self.base = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
+        os.chmod(self.base, 0o755)
+        self.submission_dir = copy_plain(submission_dir, self.base / "submission")
+        self.predictions_dir = (self.submission_dir if Path(predictions_dir) == Path(submission_dir)
+                                else copy_plain(predictions_dir, self.base / "predictions"))
+        self.data_dir = copy_plain(data_dir, self.base / "data", skip=set(held_out))
+        self.count = 0
+        self.lock = threading.Lock()
+
+    def private_dir(self):
+        """A new folder only the worker user can use (its HOME, TMPDIR and working folder)."""
+        with self.lock:
+            self.count += 1
+            path = self.base / f"worker-{self.count}"
+        path.mkdir(mode=0o700)
+        os.chown(path, self.uid, self.gid)
+        return path
+
+    def worker_settings(self, tmp):
+        return {"uid": self.uid, "gid": self.gid, "tmp_dir": str(tmp)}
+
+    def close(self):
+        """Kill everything the workers left behind, then remove the folder."""
+        gone = kill_user_processes(self.uid, self.gid)
+        shutil.rmtree(self.base, ignore_errors=True)
+        return gone
+
+
+def take_report(src_dir, tid, dst_dir, uid=None):
+    """Copy the report file of test tid from a student's worker folder into dst_dir, only if it is a regular
+    file of at most REPORT_BYTES (owned by uid, when given): never following a link, never blocking on a
+    FIFO.  True if copied."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(Path(src_dir) / f"{tid}.report", flags)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > REPORT_BYTES or (uid is not None and st.st_uid != uid):
+            return False
+        data = b""
+        while len(data) <= REPORT_BYTES:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            data += chunk
+        if len(data) > REPORT_BYTES:
+            return False
+    finally:
+        os.close(fd)
+    (Path(dst_dir) / f"{tid}.report").write_bytes(data)
+    return True
+
+
+# ----------------------------------------------------------------------------------------------------------
 # Parent side: schedule the tests on worker processes, enforce the time limits, add up the points.
 
 _EOF = object()
 
 
 class Worker:
-    """One child process running a list of tests; killed (with whatever it started) on a timeout."""
+    """One child process running a list of tests; killed (with whatever it started) on a timeout.
 
-    def __init__(self, cfg):
+    The pipes are read with plain os.read in daemon threads that never get joined and close their descriptor
+    themselves: a process the child started may hold the pipes open after the child has gone, and nothing
+    here waits for it.  That the child has exited is seen with waitid(WNOWAIT), which leaves it unreaped, so
+    its pid (its process group's id) cannot be reused before kill() has signalled the group."""
+
+    def __init__(self, cfg, env=None):
+        self.key = secrets.token_bytes(32)
+        cfg = dict(cfg, key=self.key.hex())
         kwargs = {}
         if os.name == "posix":
             kwargs["start_new_session"] = True
         else:
             kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
-        env = dict(os.environ, PYTHONIOENCODING="utf-8", PYTHONUNBUFFERED="1")
+        env = dict(env or os.environ, PYTHONIOENCODING="utf-8", PYTHONUNBUFFERED="1")
+        if cfg.get("tmp_dir"):
+            env.update(HOME=cfg["tmp_dir"], TMPDIR=cfg["tmp_dir"], PYTHONDONTWRITEBYTECODE="1")
         self.proc = subprocess.Popen([sys.executable, str(GRADER_SCRIPT), "--worker"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      cwd=str(SRC), env=env, **kwargs)
+        out_fd, err_fd = os.dup(self.proc.stdout.fileno()), os.dup(self.proc.stderr.fileno())
+        self.proc.stdout.close()
+        self.proc.stderr.close()
         self.messages = queue.Queue()
         self.err_tail = b""
         self.killed = False
-        self.readers = [threading.Thread(target=self._read_out, daemon=True),
-                        threading.Thread(target=self._read_err, daemon=True)]
-        for t in self.readers:
-            t.start()
+        self.exited_at = None
+        for target, fd in ((self._read_out, out_fd), (self._read_err, err_fd)):
+            threading.Thread(target=target, args=(fd,), daemon=True).start()
         try:
             self.proc.stdin.write(json.dumps(cfg).encode("utf-8"))
             self.proc.stdin.close()
         except OSError:
-            pass  # the child died at once; the reader reports EOF
+            pass  # the child died at once; next() sees it exit
 
-    def _read_out(self):
+    @staticmethod
+    def _chunks(fd):
         try:
-            for line in iter(lambda: self.proc.stdout.readline(1 << 20), b""):
+            while True:
                 try:
-                    self.messages.put(json.loads(line))
-                except ValueError:
+                    chunk = os.read(fd, 1 << 16)
+                except InterruptedError:
                     continue
-        except (OSError, ValueError):
-            pass
+                if not chunk:
+                    return
+                yield chunk
+        except OSError:
+            return
+        finally:
+            os.close(fd)
+
+    def _read_out(self, fd):
+        buf = b""
+        for chunk in self._chunks(fd):
+            buf += chunk
+            *lines, buf = buf.split(b"\n")
+            for line in lines:
+                msg = self._verify(line)
+                if msg is not None:
+                    self.messages.put(msg)
+            if len(buf) > 1 << 20:
+                buf = b""  # no message is that long
         self.messages.put(_EOF)
 
-    def _read_err(self):
+    def _verify(self, line):
+        """The message of a line the worker signed; None for anything else (e.g. a line student code wrote)."""
         try:
-            for chunk in iter(lambda: self.proc.stderr.read1(1 << 16), b""):
-                self.err_tail = (self.err_tail + chunk)[-4000:]
-        except (OSError, ValueError):
+            outer = json.loads(line)
+            text, mac = outer["m"], outer["h"]
+            want = hmac.new(self.key, text.encode("utf-8"), hashlib.sha256).hexdigest()
+            if isinstance(mac, str) and hmac.compare_digest(mac, want):
+                msg = json.loads(text)
+                return msg if isinstance(msg, dict) else None
+        except (ValueError, TypeError, KeyError, AttributeError):
             pass
+        return None
+
+    def _read_err(self, fd):
+        for chunk in self._chunks(fd):
+            self.err_tail = (self.err_tail + chunk)[-4000:]
+
+    def exited(self):
+        """Whether the child has exited (without reaping it)."""
+        if self.proc.returncode is not None:
+            return True
+        if hasattr(os, "waitid"):
+            try:
+                return os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+            except ChildProcessError:
+                return True
+        return self.proc.poll() is not None
 
     def next(self, deadline):
-        """The next message, _EOF when the child has gone, None when the deadline passes first."""
-        try:
-            return self.messages.get(timeout=max(0.0, deadline - time.monotonic()))
-        except queue.Empty:
-            return None
+        """The next message; _EOF when the child has gone (its output read), None when the deadline passes."""
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                return None
+            try:
+                return self.messages.get(timeout=min(0.25, deadline - now))
+            except queue.Empty:
+                pass
+            if self.exited():
+                if self.exited_at is None:
+                    self.exited_at = time.monotonic()
+                elif time.monotonic() - self.exited_at > EXIT_GRACE:
+                    return _EOF  # the pipes may still be open in a process it started: do not wait for EOF
 
     def stderr_tail(self, chars=600):
         text = self.err_tail.decode("utf-8", errors="replace").strip()
         return text[-chars:]
 
     def kill(self):
-        """Kill the child and everything it started.  Nothing reaps the child before this (no poll()), so
-        on POSIX its pid, and with it its process group, cannot have been reused yet."""
+        """Kill the child's session (the child and what it started, unless that left the session: as root the
+        Sandbox kills those).  Nothing reaped the child before this, so its process group id is still its."""
         if self.killed:
             return
         self.killed = True
         try:
             if os.name == "posix":
-                import signal
-
                 os.killpg(self.proc.pid, signal.SIGKILL)
             else:
                 self.proc.kill()
@@ -500,13 +844,6 @@ class Worker:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
-        for t in self.readers:
-            t.join(timeout=2)
-        for stream in (self.proc.stdout, self.proc.stderr):
-            try:
-                stream.close()
-            except OSError:
-                pass
 
 
 LIVE = set()
@@ -514,38 +851,90 @@ LIVE_LOCK = threading.Lock()
 
 
 class Runner:
-    def __init__(self, specs, base_cfg, timeout_scale, on_result):
+    """Runs groups of tests on workers; a test with a judge is decided afterwards by a judge worker."""
+
+    def __init__(self, specs, base_cfg, timeout_scale, on_result, judge_cfg=None, sandbox=None):
         self.specs = specs
         self.base_cfg = base_cfg
+        self.judge_cfg = judge_cfg or {}
+        self.sandbox = sandbox
         self.timeout_scale = timeout_scale
         self.on_result = on_result
         self.hanging = set()
         self.lock = threading.Lock()
         self.stopped = False  # set on Ctrl-C: start no more workers
+        self.judge_dir = Path(tempfile.mkdtemp(prefix="grader-judge-"))  # root-only where the grader is root
 
     def limit(self, tid):
         return self.specs[tid].timeout * self.timeout_scale
 
+    def close(self):
+        shutil.rmtree(self.judge_dir, ignore_errors=True)
+
+    def _start(self, cfg):
+        worker = Worker(cfg)
+        with LIVE_LOCK:
+            LIVE.add(worker)
+        return worker
+
+    def _end(self, worker):
+        worker.kill()
+        with LIVE_LOCK:
+            LIVE.discard(worker)
+
     def run_group(self, ids):
+        provisional = {}  # tests with a judge that passed in the student's worker
         remaining = list(ids)
         while remaining and not self.stopped:
             with self.lock:
                 cfg = dict(self.base_cfg, tests=remaining, hanging=sorted(self.hanging))
             cfg["preimport"] = any(self.specs[t].uses_torch for t in remaining)
-            worker = Worker(cfg)
-            with LIVE_LOCK:
-                LIVE.add(worker)
+            mine = list(remaining)
+            if self.sandbox:
+                tmp = self.sandbox.private_dir()
+                cfg.update(self.sandbox.worker_settings(tmp))
+            else:
+                tmp = Path(tempfile.mkdtemp(prefix="grader-reports-"))
+            cfg["report_dir"] = str(tmp)
+            worker = self._start(cfg)
             try:
-                remaining = self._drive(worker, remaining)
+                remaining = self._drive(worker, remaining, provisional)
             finally:
-                worker.kill()
-                with LIVE_LOCK:
-                    LIVE.discard(worker)
+                self._end(worker)
+                for tid in mine:
+                    if tid in provisional:
+                        take_report(tmp, tid, self.judge_dir, self.sandbox.uid if self.sandbox else None)
+                if not self.sandbox:
+                    shutil.rmtree(tmp, ignore_errors=True)
+        if provisional and not self.stopped:
+            self._judge(provisional)
 
-    def _fail(self, tid, message, seconds=0.0):
-        self.on_result({"id": tid, "status": "failed", "message": message, "output": "", "seconds": seconds})
+    def _judge(self, provisional):
+        judged = {}
+        remaining = list(provisional)
+        while remaining and not self.stopped:
+            cfg = dict(self.judge_cfg, tests=remaining, judge=True, report_dir=str(self.judge_dir))
+            worker = self._start(cfg)
+            try:
+                remaining = self._drive(worker, remaining, None, judged)
+            finally:
+                self._end(worker)
+        for tid, verdict in judged.items():
+            first = provisional[tid]
+            # the verdict is the judge's; what the student's code printed comes from the student's worker
+            self.on_result(dict(verdict, output=first.get("output", ""),
+                                seconds=round(first.get("seconds", 0) + verdict.get("seconds", 0), 3)))
 
-    def _drive(self, worker, remaining):
+    def _fail(self, tid, message, seconds=0.0, judged=None):
+        result = {"id": tid, "status": "failed", "message": message, "output": "", "seconds": seconds}
+        if judged is not None:
+            judged[tid] = result
+        else:
+            self.on_result(result)
+
+    def _drive(self, worker, remaining, provisional, judged=None):
+        """Follow one worker through its tests.  A student's worker's passed result of a test with a judge goes
+        to `provisional`; a judge worker's results (judged is a dict) go to `judged`."""
         remaining = list(remaining)
         current, importing, started_at, ready, progress = None, None, 0.0, False, 0
         deadline = time.monotonic() + STARTUP_TIMEOUT * max(1.0, self.timeout_scale)
@@ -562,12 +951,13 @@ class Runner:
                     else:
                         what = ""
                     self._fail(current, f"timed out after {limit:g} s{what} (an endless loop, or far too slow?)",
-                               round(limit, 3))
+                               round(limit, 3), judged)
                     remaining.remove(current)
                     return remaining
                 reason = "did not start in time" if not ready else "stopped responding between tests"
                 for tid in remaining:
-                    self._fail(tid, f"the grader's worker process {reason}. {worker.stderr_tail()}".strip())
+                    self._fail(tid, f"the grader's worker process {reason}. {worker.stderr_tail()}".strip(),
+                               judged=judged)
                 return []
             if msg is _EOF:
                 worker.kill()
@@ -575,14 +965,14 @@ class Runner:
                 tail = worker.stderr_tail()
                 if current is not None:
                     self._fail(current, f"the test process died (exit code {code}) while running this test"
-                                        + (f": {tail}" if tail else ""), round(now - started_at, 3))
+                                        + (f": {tail}" if tail else ""), round(now - started_at, 3), judged)
                     remaining.remove(current)
                     return remaining
                 if progress and remaining:
                     return remaining
                 for tid in remaining:
                     self._fail(tid, f"the grader's worker process exited (code {code}) before running this test"
-                                    + (f": {tail}" if tail else ""))
+                                    + (f": {tail}" if tail else ""), judged=judged)
                 return []
             ev = msg.get("ev")
             if ev == "ready":
@@ -603,12 +993,17 @@ class Runner:
                 if tid in remaining:
                     remaining.remove(tid)
                     progress += 1
-                    self.on_result(msg)
+                    if judged is not None:
+                        judged[tid] = msg
+                    elif self.specs[tid].judge is not None and msg.get("status") == "passed":
+                        provisional[tid] = msg
+                    else:
+                        self.on_result(msg)
                 current, importing = None, None
                 deadline = now + IDLE_TIMEOUT
             elif ev == "done":
                 for tid in remaining:
-                    self._fail(tid, "the worker finished without running this test")
+                    self._fail(tid, "the worker finished without running this test", judged=judged)
                 return []
 
 
@@ -834,6 +1229,11 @@ def build_parser():
     return p
 
 
+def privileged():
+    """True where the grader runs as root on a POSIX system (Gradescope): student code then runs unprivileged."""
+    return os.name == "posix" and os.geteuid() == 0
+
+
 def usable_cpus():
     try:
         return len(os.sched_getaffinity(0))
@@ -909,6 +1309,21 @@ def main(argv=None):
             how = "recognised by its birth_dev.tsv" if recognised else "data set not recognised, default row"
             calibrated = "" if row.get("calibrated", True) else ", uncalibrated"
             header.append(f"accuracy thresholds: '{row_name}' ({how}{calibrated})")
+    sandbox = None
+    if privileged():
+        try:
+            sandbox = Sandbox(submission_dir, predictions_dir, data_dir, held_out=[ANSWERS_FILE])
+        except (ValueError, OSError) as e:
+            print(f"error: running as root, the grader runs student code as an unprivileged user: {e}",
+                  file=sys.stderr)
+            return 2
+        header.append(f"student code runs as {sandbox.user}, without access to the held-out answers, the "
+                      "reference solution and the results")
+        secrets_ = [("the held-out answers", answers if have_answers else None), ("the reference solution",
+                    solution_dir), ("the results folder", Path(args.json).resolve().parent if args.json else None)]
+        for what, path in secrets_:
+            if path is not None and readable_by(path, sandbox.uid, sandbox.gid):
+                header.append(f"warning: {sandbox.user} can read {what} ({path}): make it readable by root only")
     print("\n".join(header), flush=True)
 
     results = {}
@@ -945,11 +1360,16 @@ def main(argv=None):
     for tid in to_run:
         # one worker per question part (isolation); the written part's quick checks share one (one torch import)
         groups.setdefault("written" if specs[tid].written else specs[tid].part, []).append(tid)
-    base_cfg = {"submission_dir": str(submission_dir), "solution_dir": str(solution_dir) if solution_dir else None,
-                "data_dir": str(data_dir), "predictions_dir": str(predictions_dir),
-                "thresholds": row, "threshold_row": row_name,
-                "threads": max(1, usable_cpus() // jobs)}
-    runner = Runner(specs, base_cfg, args.timeout_scale, on_result)
+    # student's workers: the submission and the data without the held-out answers, no reference solution
+    # (copies in the sandbox as root); judges: the reference, the answers, and the submission's files
+    seen = sandbox or argparse.Namespace(submission_dir=submission_dir, predictions_dir=predictions_dir,
+                                         data_dir=data_dir)
+    common = {"thresholds": row, "threshold_row": row_name, "threads": max(1, usable_cpus() // jobs)}
+    base_cfg = dict(common, submission_dir=str(seen.submission_dir), predictions_dir=str(seen.predictions_dir),
+                    data_dir=str(seen.data_dir), solution_dir=None)
+    judge_cfg = dict(common, submission_dir=str(seen.submission_dir), predictions_dir=str(seen.predictions_dir),
+                     data_dir=str(data_dir), solution_dir=str(solution_dir) if solution_dir else None)
+    runner = Runner(specs, base_cfg, args.timeout_scale, on_result, judge_cfg, sandbox)
     # the longest groups first, so that the parallel workers finish together
     weight = {"1e": 0, "1g": 1, "1c": 2, "1f": 3}
     ordered_groups = sorted(groups.values(), key=lambda ids: weight.get(specs[ids[0]].part, 5))
@@ -961,9 +1381,15 @@ def main(argv=None):
         runner.stopped = True
         pool.shutdown(wait=False, cancel_futures=True)
         kill_live_workers()
+        runner.close()
+        if sandbox:
+            sandbox.close()
         print("interrupted", file=sys.stderr)
         return 130
     pool.shutdown()
+    runner.close()
+    if sandbox and not sandbox.close():  # nothing a worker started may outlive this point
+        print(f"warning: some processes of {sandbox.user} could not be killed", file=sys.stderr)
     for tid in to_run:  # cannot happen, but a test without a result must not break the summary
         if tid not in results:
             results[tid] = {"id": tid, "status": "failed", "message": "no result", "output": "", "seconds": 0.0,
