@@ -147,7 +147,7 @@ def test_a_rerun_grades_only_new_or_changed_submissions(graded, data, monkeypatc
     before = out.read_text(encoding="utf-8")
     calls = []
 
-    def fake_grade(name, path, cfg, cpus):
+    def fake_grade(name, path, cfg, cpus, uid=None):
         calls.append(name)
         return {"version": grade_class.CACHE_VERSION, "name": name, "fingerprint": grade_class.fingerprint(path),
                 "graded": False, "results": None, "problems": ["regraded"], "files": [], "seconds": 0.0}

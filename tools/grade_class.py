@@ -24,6 +24,11 @@ Outputs, beside --out (grades.csv):
 
 The reference solution for the hidden tests is this repository's src/submission (or --solution-dir); the
 held-out answers come from the data folder (--data-dir, default src/data).
+
+Run as root, each grader runs the student's code as an unprivileged user, exactly as on Gradescope (see
+src/graderUtil.py): every submission graded at the same time gets a user id of its own (an unused uid from
+WORKER_UIDS), so that killing what one submission left behind never touches another.  The reference and the
+data are copied into a folder only root can read; a warning names the originals if that user could read them.
 """
 
 import argparse
@@ -51,6 +56,7 @@ SRC = ROOT / "src"
 
 sys.path.insert(0, str(SRC))
 from collect_submission import PARAMS_FILES, PREDICTION_FILES  # noqa: E402  (the one list of deliverables)
+import graderUtil  # noqa: E402  (the grader's harness: who may read what, as root)
 
 # The answers each prediction file is scored against: dev answers ship with the data, test answers are
 # held out (birth_test.tsv exists only where submissions are graded).
@@ -58,6 +64,7 @@ GOLD_FILES = {"dev": "birth_dev.tsv", "test": "birth_test.tsv"}
 PIN = ("import os, sys; os.sched_setaffinity(0, {int(c) for c in sys.argv[1].split(',')}); "
        "os.execv(sys.argv[2], sys.argv[2:])")  # run the rest of the command line on the given cores
 SIMILAR = 0.98  # fraction of identical lines above which two prediction files are flagged
+WORKER_UIDS = range(61000, 62000)  # as root: unused uids, one per grader running at a time
 CACHE_VERSION = 1
 
 
@@ -134,7 +141,7 @@ def unpack(path, dest):
         if base is None:
             return [], ["no deliverables found (no submission .py, .predictions or .params files)"]
         for p in sorted((path / base).iterdir()):
-            if p.is_file() and is_deliverable(p.name):
+            if p.is_file() and not p.is_symlink() and is_deliverable(p.name):  # a link is never followed
                 shutil.copyfile(p, dest / p.name)
                 copied.append(p.name)
         return copied, []
@@ -192,9 +199,9 @@ def import_problems(results):
     return seen
 
 
-def grade_one(name, path, cfg, cpus):
-    """Grade one submission in a fresh temporary folder. Returns its cache record (never raises for
-    anything the submission can cause)."""
+def grade_one(name, path, cfg, cpus, uid=None):
+    """Grade one submission in a fresh temporary folder (its student code as user id uid, when given).
+    Returns its cache record (never raises for anything the submission can cause)."""
     record = {"version": CACHE_VERSION, "name": name, "source": str(path), "fingerprint": fingerprint(path),
               "graded": False, "results": None, "problems": [], "files": [], "seconds": 0.0}
     started = time.monotonic()
@@ -224,6 +231,8 @@ def grade_one(name, path, cfg, cpus):
                "--timeout-scale", str(cfg["timeout_scale"])] + list(cfg["tests"])
         env = {k: v for k, v in os.environ.items() if not k.startswith("GRADER_")}
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+        if uid is not None:
+            env["GRADER_WORKER_USER"] = str(uid)
         if cpus and hasattr(os, "sched_setaffinity"):
             # its share of the cores, so that parallel graders do not compete (set by a tiny launcher that
             # then becomes the grader: the grader and its workers see only these cores from the start)
@@ -428,6 +437,24 @@ def usable_cpus():
         return list(range(os.cpu_count() or 1))
 
 
+def free_uids(n):
+    """n user ids from WORKER_UIDS that no user has and no process runs as."""
+    import pwd
+
+    found = []
+    for uid in WORKER_UIDS:
+        try:
+            pwd.getpwuid(uid)
+            continue
+        except KeyError:
+            pass
+        if not graderUtil.user_pids(uid):
+            found.append(uid)
+        if len(found) == n:
+            return found
+    raise UserError(f"fewer than {n} unused user ids in {WORKER_UIDS}")
+
+
 def list_tests(grader_dir, tests):
     """(ids, sum of time limits) of the selected tests, from `grader.py --list`."""
     r = subprocess.run([sys.executable, str(grader_dir / "grader.py"), "--list", *tests], capture_output=True,
@@ -480,15 +507,27 @@ def run(args):
     cache = out.with_name(out.stem + ".cache")
     cache.mkdir(exist_ok=True)
 
-    with tempfile.TemporaryDirectory(prefix="grade_class_ref_") as work:
+    root = graderUtil.privileged()
+    uids = free_uids(jobs) if root else [None] * jobs
+    if root:
+        for what, where in (("the held-out answers", data_dir / GOLD_FILES["test"]),
+                            ("the reference solution", solution_dir)):
+            if where.exists() and graderUtil.readable_by(where, uids[0], uids[0]):
+                print(f"warning: {what} at {where} can be read by any user, the graders' unprivileged one "
+                      "included (make the folder readable by its owner only)")
+    with tempfile.TemporaryDirectory(prefix="grade_class_ref_") as work:  # mode 0700: root's alone
         # the reference solution as the package the grader's hidden tests import, without trained files
         solution = Path(work) / "solution"
         shutil.copytree(solution_dir, solution,
                         ignore=shutil.ignore_patterns("__pycache__", "*.params", "*.predictions", "*.tmp*"))
+        grading_data = data_dir
+        if root:  # the answers where only root can read them (the grader's workers get a copy without them)
+            grading_data = Path(work) / "data"
+            shutil.copytree(data_dir, grading_data, symlinks=True)
         grader_files = sorted(p for p in SRC.glob("*") if p.is_file() and p.suffix in (".py", ".json")
                               and (p.name.startswith("grader") or p.name == "points.json"))
         test_ids, limits = list_tests(SRC, args.tests)
-        cfg = {"grader_files": grader_files, "data_dir": data_dir, "solution_dir": solution,
+        cfg = {"grader_files": grader_files, "data_dir": grading_data, "solution_dir": solution,
                "timeout_scale": args.timeout_scale, "tests": args.tests,
                # the grader enforces each test's limit; this only guards against a grader that never ends
                "outer_timeout": (limits + 20 * len(test_ids)) * args.timeout_scale + 180,
@@ -515,14 +554,14 @@ def run(args):
         # slots of cores: slot k gets every jobs-th usable core (one core each when jobs == cores)
         slots = queue.Queue()
         for k in range(jobs):
-            slots.put(set(cpus[k::jobs]) or {cpus[k % len(cpus)]})
+            slots.put((set(cpus[k::jobs]) or {cpus[k % len(cpus)]}, uids[k]))
 
         def task(name, path):
-            share = slots.get()
+            share, uid = slot = slots.get()
             try:
-                rec = grade_one(name, path, cfg, share)
+                rec = grade_one(name, path, cfg, share, uid)
             finally:
-                slots.put(share)
+                slots.put(slot)
             rec["settings"] = settings
             atomic_write_text(cache / f"{name}.json", json.dumps(rec, indent=1))
             return name, rec
