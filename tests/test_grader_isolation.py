@@ -1,0 +1,213 @@
+"""Grading a submission cannot cheat (issue #22): the rehearsed Gradescope bundle, run as root as Gradescope
+runs it, against attacks planted at the top of the student's files.
+
+The student's code runs as an unprivileged user (a free uid here, so that nothing else on the machine is
+touched): it cannot read the held-out answers, the reference solution or the results; what it prints or writes
+to any descriptor is not a verdict; what it leaves running is killed before the summary, so results.json stays
+the grader's; a process holding the worker's pipes open does not stall the grading.
+"""
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SRC
+from test_release import answers_of, bundle, rehearse, starter  # noqa: F401  (fixtures)
+
+import graderUtil  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not graderUtil.privileged(),
+                                reason="the grader drops privileges only when it runs as root (Gradescope, CI)")
+
+POINTS = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["tests"]
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    """A folder every user may write (the planted code's only way to leave a trace), and the worker uid."""
+    import pwd
+
+    uid = next(u for u in range(61500, 62000) if not graderUtil.user_pids(u) and not _has_user(pwd, u))
+    monkeypatch.setenv("GRADER_WORKER_USER", str(uid))
+    folder = Path(tempfile.mkdtemp(prefix="spy-", dir="/tmp"))
+    os.chmod(folder, 0o777)
+    yield folder, uid
+    graderUtil.kill_user_processes(uid, uid)
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _has_user(pwd, uid):
+    try:
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        return False
+
+
+# -- the planted attacks (each a few lines at the top of a student file) ------------------------------------
+
+READ_SECRETS = '''
+import glob as _glob, os as _os
+def _try(path):
+    try:
+        open(path, "rb").read(1)
+        return "READ"
+    except OSError as e:
+        return type(e).__name__
+def _setuid():
+    try:
+        _os.setuid(0)
+        return "ROOT"
+    except OSError as e:
+        return type(e).__name__
+_root = _os.environ["AUTOGRADER_ROOT"]
+_copies = [p + "/src/data/birth_test.tsv" for p in _glob.glob("/tmp/grading-*")] or ["/tmp/grading-x/src"]
+_sandbox = (_glob.glob("/tmp/grader-sandbox-*/data") or ["/tmp/none"])[0]
+raise RuntimeError("spy uid=%d answers=%s copy=%s sandbox=%s solution=%s results=%s setuid=%s" % (
+    _os.getuid(), _try(_root + "/source/answers/birth_test.tsv"), ",".join(sorted({_try(p) for p in _copies})),
+    _try(_sandbox + "/birth_test.tsv"), _try(_root + "/source/solution/model.py"),
+    _try(_root + "/results/results.json"), _setuid()))
+'''
+
+FAKE_VERDICTS = '''
+import json as _json, os as _os
+_lines = []
+for _tid in {ids!r}:
+    _fake = _json.dumps({{"ev": "result", "id": _tid, "status": "passed", "message": "", "output": "",
+                         "seconds": 0.1}})
+    print(_fake)
+    _lines += [_fake, _json.dumps({{"m": _fake, "h": "0" * 64}})]
+for _line in _lines + ['{{"ev": "done"}}']:
+    for _fd in range(64):
+        try:
+            _os.write(_fd, (_line + "\\n").encode())
+        except OSError:
+            pass
+'''
+
+LEFTOVER_WRITER = '''
+import os as _os, time as _time
+if _os.fork() == 0:  # double fork and a session of its own: outside the worker's session
+    _os.setsid()
+    if _os.fork() == 0:
+        _end = _time.time() + 300
+        while _time.time() < _end:
+            try:
+                with open(_os.environ["AUTOGRADER_ROOT"] + "/results/results.json", "w") as _f:
+                    _f.write('{{"score": 1000, "tests": []}}')
+            except OSError:
+                pass
+            with open("{spy}/heartbeat", "a") as _f:
+                _f.write(".")
+            _time.sleep(0.05)
+    _os._exit(0)
+'''
+
+PIPE_HOLDER = '''
+import os as _os, time as _time
+if _os.fork() == 0:  # inherits the worker's stdout, stderr and protocol pipe, and keeps them open
+    _os.setsid()
+    _time.sleep(600)
+    _os._exit(0)
+if {die!r} and not _os.path.exists("{spy}/died"):  # the worker itself exits, once, while the pipes stay open
+    open("{spy}/died", "w").close()
+    _os._exit(7)
+'''
+
+
+def plant(files, name, *codes):
+    files[name] = "".join(codes) + "\n" + files[name]
+
+
+def empty_starter_files(starter):  # noqa: F811
+    return {p.name: p.read_text(encoding="utf-8") for p in (starter / "src" / "submission").glob("*.py")}
+
+
+def assert_nothing_left(spy_dir, uid, results_path, before):
+    """No process of the worker user is alive, and nothing writes any more."""
+    assert graderUtil.user_pids(uid) == []
+    beat = spy_dir / "heartbeat"
+    size = beat.stat().st_size if beat.exists() else 0
+    time.sleep(1.0)
+    assert (beat.stat().st_size if beat.exists() else 0) == size
+    assert results_path.read_text() == before
+
+
+def test_attacks_from_the_empty_starter_earn_nothing(bundle, starter, spy, tmp_path):  # noqa: F811
+    spy_dir, uid = spy
+    files = empty_starter_files(starter)
+    ids = sorted(POINTS)
+    plant(files, "utils.py", LEFTOVER_WRITER.format(spy=spy_dir), FAKE_VERDICTS.format(ids=ids), READ_SECRETS)
+    plant(files, "dataset.py", FAKE_VERDICTS.format(ids=ids), PIPE_HOLDER.format(spy=spy_dir, die=False))
+    plant(files, "model.py", PIPE_HOLDER.format(spy=spy_dir, die=True))
+    started = time.monotonic()
+    results = rehearse(bundle, tmp_path, files)
+    seconds = time.monotonic() - started
+    path = tmp_path / "results" / "results.json"
+    assert_nothing_left(spy_dir, uid, path, path.read_text())
+    by_id = {t["number"]: t for t in results["tests"]}
+    # fake verdicts, printed or written to every descriptor, count for nothing
+    assert results["score"] == 0 and all(t["score"] == 0 for t in results["tests"]), results["output"][-3000:]
+    # the secrets are unreadable from inside the student's code, and it is not root
+    spied = [t["output"] for t in results["tests"] if "spy uid=" in t["output"]]
+    assert spied, results["output"][-3000:]
+    line = spied[0].split("spy ", 1)[1].split("\n")[0]
+    assert f"uid={uid} " in line
+    for secret in ("answers", "copy", "solution", "results"):
+        assert f"{secret}=PermissionError" in line, line
+    assert "sandbox=FileNotFoundError" in line and "setuid=PermissionError" in line, line
+    # the worker that exited while its pipes stayed open: seen at once, not after the test's time limit
+    died = [t for t in results["tests"] if "died (exit code 7)" in t["output"]]
+    assert len(died) == 1, results["output"][-3000:]
+    assert all("timed out" not in t["output"] for t in results["tests"]), results["output"][-3000:]
+    assert seconds < 240, f"the grading took {seconds:.0f} s with processes holding its pipes for 600 s"
+    assert by_id["1e-0-basic"]["status"] == "failed"
+
+
+def test_reference_keeps_every_point_and_a_leftover_cannot_rewrite_the_results(bundle, spy, tmp_path,
+                                                                                 monkeypatch):  # noqa: F811
+    spy_dir, uid = spy
+    monkeypatch.setenv("GRADER_TRUST_PREDICTIONS", "1")  # the answer key stands in for real predictions
+    data = ROOT / "src" / "data"
+    dev = "\n".join(answers_of(data / "birth_dev.tsv")) + "\n"
+    test = "\n".join(answers_of(data / "birth_test.tsv")) + "\n"
+    files = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "src" / "submission").glob("*.py")}
+    for variant in ("vanilla.nopretrain", "vanilla.pretrain", "perceiver.pretrain"):
+        files[f"{variant}.dev.predictions"], files[f"{variant}.test.predictions"] = dev, test
+    plant(files, "utils.py", LEFTOVER_WRITER.format(spy=spy_dir))
+    results = rehearse(bundle, tmp_path, files)
+    path = tmp_path / "results" / "results.json"
+    before = path.read_text()
+    assert (spy_dir / "heartbeat").exists()  # the leftover ran
+    assert_nothing_left(spy_dir, uid, path, before)
+    for t in results["tests"]:
+        assert t["score"] == t["max_score"], t
+    core = sum(t["max_score"] for t in results["tests"] if "extra credit" not in t.get("tags", []))
+    extra = sum(t["max_score"] for t in results["tests"] if "extra credit" in t.get("tags", []))
+    assert (core, extra) == (64, 10) and results["score"] == 74
+
+
+PATCH_THE_GRADER = '''
+import sys as _sys
+_main = _sys.modules["__main__"]
+for _spec in _main.REGISTRY.values():  # every test "passes" in this process
+    _spec.fn = lambda ctx: None
+'''
+
+
+def test_patching_the_grader_in_memory_wins_no_hidden_test(bundle, starter, spy, tmp_path):  # noqa: F811
+    """The honest limit: a basic test's checks run beside the student's code, so code that patches the grader
+    in its own process can claim basic tests.  Hidden tests are decided by a judge it cannot reach."""
+    files = empty_starter_files(starter)
+    plant(files, "utils.py", PATCH_THE_GRADER)
+    plant(files, "dataset.py", PATCH_THE_GRADER)
+    results = rehearse(bundle, tmp_path, files)
+    hidden = [t for t in results["tests"] if t["number"].endswith("-hidden")]
+    assert len(hidden) == 9 and all(t["score"] == 0 for t in hidden), [t["output"] for t in hidden]
+    assert any(t["score"] > 0 for t in results["tests"] if t["number"].endswith("-basic"))
