@@ -392,22 +392,57 @@ def load_written_tests():
     return specs
 
 
-def reachable_imports(uid, gid):
-    """Before a worker drops its privileges: the folders on sys.path that uid cannot reach (a Python installed
-    under /root, say) are opened here, and sys.path and the imported packages' __path__ name them through
-    /proc/self/fd, which a process may always follow for its own descriptors.  Student code can then import
-    what the grader's Python has, as with a system-wide installation.  Returns the descriptors to keep."""
+def exposed_by(folder, uid, gid):
+    """The folder that a descriptor open on `folder` lets uid read from: walking up with '..' stops at the first
+    folder above it that uid cannot search, so everything below that one's child on the way.  None if no
+    folder above blocks the way."""
+    path = Path(os.path.realpath(folder))
+    below = path
+    for parent in path.parents:
+        try:
+            if not permitted(os.stat(parent), uid, gid, 1):
+                return str(below)
+        except OSError:
+            return str(below)
+        below = parent
+    return None
+
+
+def reachable_imports(uid, gid, private=()):
+    """Before a worker drops its privileges: the folders of the Python installation on sys.path that uid cannot
+    reach (a Python installed under /root, say) are opened here, and sys.path and the imported packages'
+    __path__ name them through /proc/self/fd, which a process may always follow for its own descriptors, so
+    that student code can import what the grader's Python has.  A descriptor also opens the folders above it
+    (exposed_by), so one is opened only if none of the `private` paths (the answers, the reference, the
+    results, the grader's folder) lies in what it exposes.  Returns the descriptors to keep."""
+    import site
+
+    install = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+    try:
+        install += site.getsitepackages() + [site.getusersitepackages()]
+    except Exception:  # noqa: BLE001 - a virtualenv's old site module
+        pass
+    install = {os.path.realpath(p) for p in install}
+    private = [os.path.realpath(p) for p in private]
+
+    def inside(path, folder):
+        return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
     opened = {}
     for entry in sys.path:
         real = os.path.realpath(entry or ".")
-        if real in opened or not os.path.isdir(real) or readable_by(real, uid, gid):
+        if (real in opened or not os.path.isdir(real) or readable_by(real, uid, gid)
+                or not any(inside(real, folder) for folder in install)):
+            continue
+        exposed = exposed_by(real, uid, gid)
+        if exposed is None or any(inside(p, exposed) for p in private):
             continue
         opened[real] = os.open(real, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
 
     def through_fd(path):
         real = os.path.realpath(path)
         for folder, fd in opened.items():
-            if real == folder or real.startswith(folder + os.sep):
+            if inside(real, folder):
                 return f"/proc/self/fd/{fd}" + real[len(folder):]
         return path
 
@@ -424,7 +459,7 @@ def drop_privileges(cfg, keep_fd):
     """In a worker, before any student code: become cfg's unprivileged user for good (real, effective and saved
     ids, no supplementary groups), with only stdin, stdout, stderr, the protocol descriptor and those of
     reachable_imports open, in the private folder the parent made for this worker."""
-    keep = sorted({keep_fd, *reachable_imports(cfg["uid"], cfg["gid"])})
+    keep = sorted({keep_fd, *reachable_imports(cfg["uid"], cfg["gid"], cfg.get("private", []) + [str(SRC)])})
     low = 3
     for fd in keep:
         os.closerange(low, fd)
@@ -542,7 +577,7 @@ def describe_written_main():
 # but not change, copies of the submission (code, params, predictions) and of the data folder without the
 # held-out files; each worker that runs student code gets a private temp folder there and drops to the
 # unprivileged user before the student's first line runs.  The answers, the reference and the results stay
-# where they are, readable only by root (autograder_run.py makes them so; the header warns otherwise).
+# where they are, readable only by root (the Gradescope bundle makes them so; the header warns otherwise).
 
 
 def resolve_user(user=None):
@@ -567,26 +602,27 @@ def resolve_user(user=None):
     raise ValueError(f"none of the users {', '.join(candidates)} exists; create one or set GRADER_WORKER_USER")
 
 
+def permitted(st, uid, gid, bit):
+    """Whether the mode bits of st give uid (in group gid only) `bit`: 4 read, 1 execute (search a folder)."""
+    if st.st_uid == uid:
+        return bool(st.st_mode >> 6 & bit)
+    if st.st_gid == gid:
+        return bool(st.st_mode >> 3 & bit)
+    return bool(st.st_mode & bit)
+
+
 def readable_by(path, uid, gid):
     """Whether uid (in group gid only) could read the file or enter the folder `path`, by the mode bits of it
     and of every folder above it (ACLs are not read)."""
     path = Path(path).resolve()
-
-    def allowed(st, bit):  # bit: 4 read, 1 execute/search
-        if st.st_uid == uid:
-            return bool(st.st_mode >> 6 & bit)
-        if st.st_gid == gid:
-            return bool(st.st_mode >> 3 & bit)
-        return bool(st.st_mode & bit)
-
     try:
         for folder in reversed(path.parents):
-            if not allowed(os.stat(folder), 1):
+            if not permitted(os.stat(folder), uid, gid, 1):
                 return False
         st = os.stat(path)
     except OSError:
         return False
-    return allowed(st, 1 if stat.S_ISDIR(st.st_mode) else 4)
+    return permitted(st, uid, gid, 1 if stat.S_ISDIR(st.st_mode) else 4)
 
 
 def copy_plain(src, dst, skip=()):
@@ -658,6 +694,7 @@ class Sandbox:
         self.predictions_dir = (self.submission_dir if Path(predictions_dir) == Path(submission_dir)
                                 else copy_plain(predictions_dir, self.base / "predictions"))
         self.data_dir = copy_plain(data_dir, self.base / "data", skip=set(held_out))
+        self.private = []  # what the workers' Python must not expose (reachable_imports): set by main
         self.count = 0
         self.lock = threading.Lock()
 
@@ -671,7 +708,7 @@ class Sandbox:
         return path
 
     def worker_settings(self, tmp):
-        return {"uid": self.uid, "gid": self.gid, "tmp_dir": str(tmp)}
+        return {"uid": self.uid, "gid": self.gid, "tmp_dir": str(tmp), "private": self.private}
 
     def close(self):
         """Kill everything the workers left behind, then remove the folder."""
@@ -1324,6 +1361,7 @@ def main(argv=None):
         for what, path in secrets_:
             if path is not None and readable_by(path, sandbox.uid, sandbox.gid):
                 header.append(f"warning: {sandbox.user} can read {what} ({path}): make it readable by root only")
+        sandbox.private = [str(path) for _, path in secrets_ if path is not None] + [str(data_dir)]
     print("\n".join(header), flush=True)
 
     results = {}

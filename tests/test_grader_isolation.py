@@ -69,10 +69,15 @@ def _setuid():
 _root = _os.environ["AUTOGRADER_ROOT"]
 _copies = [p + "/src/data/birth_test.tsv" for p in _glob.glob("/tmp/grading-*")] or ["/tmp/grading-x/src"]
 _sandbox = (_glob.glob("/tmp/grader-sandbox-*/data") or ["/tmp/none"])[0]
-raise RuntimeError("spy uid=%d answers=%s copy=%s sandbox=%s solution=%s results=%s setuid=%s" % (
+_via_fds = set()  # through the worker's open descriptors, and up from them
+for _fd in _os.listdir("/proc/self/fd"):
+    for _up in range(12):
+        for _rel in ("data/", "src/data/", "answers/", "source/answers/"):
+            _via_fds.add(_try("/proc/self/fd/%s/%s%sbirth_test.tsv" % (_fd, "../" * _up, _rel)))
+raise RuntimeError("spy uid=%d answers=%s copy=%s sandbox=%s solution=%s results=%s setuid=%s fds=%s" % (
     _os.getuid(), _try(_root + "/source/answers/birth_test.tsv"), ",".join(sorted({_try(p) for p in _copies})),
     _try(_sandbox + "/birth_test.tsv"), _try(_root + "/source/solution/model.py"),
-    _try(_root + "/results/results.json"), _setuid()))
+    _try(_root + "/results/results.json"), _setuid(), "READ" if "READ" in _via_fds else "none"))
 '''
 
 FAKE_VERDICTS = '''
@@ -161,7 +166,7 @@ def test_attacks_from_the_empty_starter_earn_nothing(bundle, starter, spy, tmp_p
     assert f"uid={uid} " in line
     for secret in ("answers", "copy", "solution", "results"):
         assert f"{secret}=PermissionError" in line, line
-    assert "sandbox=FileNotFoundError" in line and "setuid=PermissionError" in line, line
+    assert "sandbox=FileNotFoundError" in line and "setuid=PermissionError" in line and "fds=none" in line, line
     # the worker that exited while its pipes stayed open: seen at once, not after the test's time limit
     died = [t for t in results["tests"] if "died (exit code 7)" in t["output"]]
     assert len(died) == 1, results["output"][-3000:]
