@@ -1,10 +1,11 @@
 """The grader's machinery (the course calls this module graderUtil.py): grader.py holds the tests.
 
-What lives here: the test registry (`grader_test`, `grader_judge`, `Spec`, `Fail`), the worker processes that
-run each test in isolation with a time limit and capture its output, the `Context` a test uses to reach the
-student's code, the reference solution and the data, the points table and accuracy thresholds, the summary,
-Gradescope's results.json, and the command line.  Nothing here knows what the assignment asks; grader.py says
-that.
+What lives here: the test registry (`grader_test`, `Spec`, `Fail`), the worker processes that run each test
+in isolation with a time limit and capture its output, the `Context` a test uses to reach the student's
+code, the reference solution and the data, the points table and accuracy thresholds, the summary, Gradescope's
+results.json, and the command line.  Nothing here knows what the assignment asks: grader.py registers its tests
+and calls configure() with the few facts the harness needs (which student modules import which, the held-out
+files, the file that identifies a data set).
 
 Who can reach what (see "Isolation" below).  A test runs in a worker process; a test with a judge
 (`grader_judge`) is decided in a second, trusted worker that never imports student code: the student's worker
@@ -42,7 +43,6 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parent
 POINTS_FILE = SRC / "points.json"
 GRADER_SCRIPT = SRC / "grader.py"  # the workers run it: it registers the tests, then calls main()
-WRITTEN_FILE = SRC / "grader_written.py"
 
 DESCRIPTION = __doc__  # grader.py replaces it with its own docstring (the --help text)
 PENDING_MESSAGE = "hidden - graded after submission"
@@ -54,29 +54,24 @@ EXIT_GRACE = 0.5  # seconds to read what a worker wrote before it exited (its pi
 REPORT_BYTES = 16 << 20  # largest report a student's worker may hand to a judge
 WORKER_USERS = ("grader", "nobody")  # as root: the first that exists (GRADER_WORKER_USER, a name or uid, wins)
 
-# Student modules and the student modules each one imports (importing them first, one by one, tells which
-# file is broken or hangs).
-STUDENT_DEPS = {
-    "attention": [],
-    "dataset": [],
-    "model": ["attention"],
-    "trainer": [],
-    "utils": [],
-    "helper": ["dataset", "attention", "model", "trainer", "utils"],
-}
+# What grader.py tells the harness (configure): the student modules each student module imports (importing
+# them first, one by one, tells which file is broken or hangs), the held-out files whose presence makes the
+# tests that need "answers" run, and the data file whose SHA-256 picks the row of accuracy thresholds.
+STUDENT_DEPS = {}
+HELD_OUT = ()
+DATASET_FILE = None
 
-# Prediction files: the question file they answer, the gold file, and the run.sh target that writes them.
-PREDICTIONS = {
-    "vanilla.nopretrain.dev.predictions": ("dev", "vanilla_eval_dev_without_pretrain"),
-    "vanilla.nopretrain.test.predictions": ("test", "vanilla_eval_test_without_pretrain"),
-    "vanilla.pretrain.dev.predictions": ("dev", "vanilla_eval_dev_with_pretrain"),
-    "vanilla.pretrain.test.predictions": ("test", "vanilla_eval_test_with_pretrain"),
-    "perceiver.pretrain.dev.predictions": ("dev", "perceiver_eval_dev_with_pretrain"),
-    "perceiver.pretrain.test.predictions": ("test", "perceiver_eval_test_with_pretrain"),
-}
-QUESTION_FILES = {"dev": "birth_dev.tsv", "test": "birth_test_inputs.tsv"}
-GOLD_FILES = {"dev": "birth_dev.tsv", "test": "birth_test.tsv"}
-ANSWERS_FILE = "birth_test.tsv"  # held out: present only where submissions are graded
+
+def configure(description=None, student_deps=None, held_out=None, dataset_file=None):
+    global DESCRIPTION, STUDENT_DEPS, HELD_OUT, DATASET_FILE
+    if description is not None:
+        DESCRIPTION = description
+    if student_deps is not None:
+        STUDENT_DEPS = dict(student_deps)
+    if held_out is not None:
+        HELD_OUT = tuple(held_out)
+    if dataset_file is not None:
+        DATASET_FILE = dataset_file
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -86,7 +81,7 @@ ANSWERS_FILE = "birth_test.tsv"  # held out: present only where submissions are 
 
 class Spec:
     def __init__(self, tid, description, fn, timeout, needs=(), info=False, points=None, extra_credit=False,
-                 written=False, uses_torch=True):
+                 group=None, uses_torch=True):
         self.id = tid
         self.description = description
         self.fn = fn
@@ -95,9 +90,9 @@ class Spec:
         self.info = info  # 0 points, reports a number
         self.points = points
         self.extra_credit = extra_credit
-        self.written = written
         self.uses_torch = uses_torch  # the worker imports torch before its first test
         self.part = tid.split("-")[0]
+        self.group = group or self.part  # tests of one group share a worker process
         self.kind = tid.rsplit("-", 1)[-1]
         self.judge = None  # judge(ctx, report): decides the test in a worker without student code
 
@@ -109,9 +104,14 @@ class Spec:
 REGISTRY = {}
 
 
-def grader_test(tid, description, timeout=30, needs=(), info=False, uses_torch=True):
+def grader_test(tid, description, timeout=30, needs=(), info=False, extra_credit=False, group=None,
+                uses_torch=True):
+    """Register fn(ctx) as test `tid`.  needs: "solution" and/or "answers" (pending where absent); info: a
+    0-point test that reports a number; extra_credit: its points count apart; group: tests of one group share a
+    worker process (default: the question part, e.g. 1e)."""
     def register(fn):
-        REGISTRY[tid] = Spec(tid, description, fn, timeout, needs, info, uses_torch=uses_torch)
+        REGISTRY[tid] = Spec(tid, description, fn, timeout, needs, info, extra_credit=extra_credit, group=group,
+                             uses_torch=uses_torch)
         return fn
 
     return register
@@ -335,16 +335,6 @@ class Context:
     def read_data(self, name):
         return self.data_path(name).read_text(encoding="utf-8")
 
-    def corpus(self, block_size):
-        """The student's CharCorruptionDataset over the data folder's wiki.txt (cached per block size)."""
-        key = ("corpus", block_size)
-        if key not in self.cache:
-            text = self.read_data("wiki.txt")
-            dataset = self.student("dataset")
-            self.cache[key] = call(f"CharCorruptionDataset(<wiki.txt>, {block_size})", self.submission_dir,
-                                   dataset.CharCorruptionDataset, text, block_size)
-        return self.cache[key]
-
 
 def call(what, directory, fn, *args, **kwargs):
     """fn(*args): an exception in it becomes a Fail that names `what` and the line of the student's code."""
@@ -368,28 +358,6 @@ def seed_everything(seed):
         pass
     if "torch" in sys.modules:
         sys.modules["torch"].manual_seed(seed)
-
-
-def load_written_tests():
-    """The written part's tests (grader_written.TESTS) as Specs; [] when there are none."""
-    if not WRITTEN_FILE.is_file():
-        return []
-    if str(SRC) not in sys.path:
-        sys.path.insert(0, str(SRC))
-    import grader_written  # noqa: E402  (instructor code shipped next to this file)
-
-    specs = []
-    for entry in grader_written.TESTS:
-        fn = entry["fn"]
-
-        def run(ctx, fn=fn):
-            module = ctx.student("attention_exploration")
-            fn(module)
-
-        specs.append(Spec(entry["id"], entry.get("description", ""), run, entry.get("timeout", 30),
-                          extra_credit=bool(entry.get("extra_credit", False)),
-                          written=True))
-    return specs
 
 
 def exposed_by(folder, uid, gid):
@@ -459,6 +427,13 @@ def drop_privileges(cfg, keep_fd):
     """In a worker, before any student code: become cfg's unprivileged user for good (real, effective and saved
     ids, no supplementary groups), with only stdin, stdout, stderr, the protocol descriptor and those of
     reachable_imports open, in the private folder the parent made for this worker."""
+    import importlib
+
+    for path in sorted(SRC.glob("grader?*.py")):  # the grader's own modules (grader_written.py): from here
+        try:  # on, the grader's folder is out of reach
+            importlib.import_module(path.stem)
+        except Exception:  # noqa: BLE001 - its tests fail with the reason
+            pass
     keep = sorted({keep_fd, *reachable_imports(cfg["uid"], cfg["gid"], cfg.get("private", []) + [str(SRC)])})
     low = 3
     for fd in keep:
@@ -510,11 +485,6 @@ def worker_main():
         except ImportError:
             pass  # the tests that need torch fail with the reason
     specs = dict(REGISTRY)
-    if any(tid not in specs for tid in cfg["tests"]):
-        try:
-            specs.update({s.id: s for s in load_written_tests()})
-        except BaseException as e:  # noqa: BLE001
-            sys.__stderr__.write(f"grader_written.py failed to import: {describe(e)}\n")
     if cfg.get("uid") is not None:
         drop_privileges(cfg, proto_fd)
     judging = bool(cfg.get("judge"))
@@ -555,18 +525,6 @@ def worker_main():
         send({"ev": "result", "id": tid, "status": status, "message": message, "output": capture.excerpt(),
               "seconds": round(seconds, 3)})
     send({"ev": "done"})
-    proto.close()
-    return 0
-
-
-def describe_written_main():
-    """Child process for --describe-written: print the written tests' metadata as one JSON line."""
-    proto = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr = Capture()
-    meta = [{"id": s.id, "description": s.description, "timeout": s.timeout, "extra_credit": s.extra_credit}
-            for s in load_written_tests()]
-    proto.write(json.dumps(meta) + "\n")
     proto.close()
     return 0
 
@@ -1071,15 +1029,15 @@ def normalized_sha256(path):
 
 
 def select_thresholds(thresholds, data_dir):
-    """(row name, row, recognised) for the data set in data_dir: the row listing the SHA-256 of its
-    birth_dev.tsv, else the default row."""
+    """(row name, row, recognised) for the data set in data_dir: the row whose `<DATASET_FILE>_sha256` list
+    holds the SHA-256 of that file (birth_dev.tsv: `birth_dev_sha256`), else the default row."""
     rows = thresholds["rows"]
     default = thresholds.get("default", "course")
-    dev = Path(data_dir) / "birth_dev.tsv"
-    if dev.is_file():
-        digest = normalized_sha256(dev)
+    path = Path(data_dir) / (DATASET_FILE or "")
+    if DATASET_FILE and path.is_file():
+        digest, key = normalized_sha256(path), Path(DATASET_FILE).stem + "_sha256"
         for name, row in rows.items():
-            if digest in row.get("birth_dev_sha256", []):
+            if digest in row.get(key, []):
                 return name, row, True
     return default, rows[default], False
 
@@ -1088,8 +1046,9 @@ def find_solution(explicit):
     """The folder of the reference `solution` package, or None."""
     if explicit:
         path = Path(explicit).resolve()
-        if not (path / "model.py").is_file():
-            raise ValueError(f"--solution-dir {path} does not hold a solution package (no model.py)")
+        if not any((path / f"{m}.py").is_file() for m in STUDENT_DEPS):
+            raise ValueError(f"--solution-dir {path} does not hold a solution package (none of the student's "
+                             f"modules: {', '.join(f'{m}.py' for m in STUDENT_DEPS)})")
         return path
     import importlib.util
 
@@ -1102,7 +1061,7 @@ def find_solution(explicit):
     if spec is None or not spec.submodule_search_locations:
         return None
     for location in spec.submodule_search_locations:
-        if all((Path(location) / f"{m}.py").is_file() for m in ("model", "helper", "dataset")):
+        if STUDENT_DEPS and all((Path(location) / f"{m}.py").is_file() for m in STUDENT_DEPS):
             return Path(location).resolve()
     return None
 
@@ -1112,47 +1071,12 @@ def count_lines(path):
         return sum(1 for line in f if line.strip())
 
 
-def pending_note(fname, predictions_dir, data_dir):
-    """A local format check for a pending prediction test (never an expected value)."""
-    split, target = PREDICTIONS[fname]
-    path = Path(predictions_dir) / fname
-    if not path.is_file():
-        return f" (note: {fname} is not in {predictions_dir} yet; ./run.sh {target} writes it)"
-    qfile = Path(data_dir) / QUESTION_FILES[split]
-    if qfile.is_file():
-        n, lines = count_lines(qfile), len(read_prediction_lines(path))
-        if n != lines:
-            return f" (note: {fname} has {lines} lines but {qfile.name} has {n} questions)"
-    return ""
-
-
 def read_prediction_lines(path):
     text = Path(path).read_text(encoding="utf-8", errors="replace")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return [line.rstrip("\r") for line in lines]
-
-
-def discover_written(timeout):
-    """The written part's tests, described by a child process (grader_written.py is imported there)."""
-    if not WRITTEN_FILE.is_file():
-        return []
-    try:
-        r = subprocess.run([sys.executable, str(GRADER_SCRIPT), "--describe-written"],
-                           stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, cwd=str(SRC))
-        lines = r.stdout.decode("utf-8", errors="replace").strip().splitlines()
-        if r.returncode != 0 or not lines:
-            raise RuntimeError(r.stderr.decode("utf-8", errors="replace").strip()[-300:])
-        meta = json.loads(lines[-1])
-    except Exception as e:  # noqa: BLE001
-        print(f"note: grader_written.py could not be loaded, its tests are skipped ({e})")
-        return []
-    specs = []
-    for m in meta:
-        specs.append(Spec(m["id"], m["description"], None, m["timeout"], extra_credit=m["extra_credit"],
-                          written=True))
-    return specs
 
 
 def matches(tid, selector):
@@ -1184,7 +1108,7 @@ def format_summary(specs, results, header):
             secs = f"{r['seconds']:.1f}s"
         tag = {"passed": "PASS", "failed": "FAIL", "pending": "PENDING", "info": "INFO"}[status]
         extra = " [extra credit]" if spec.extra_credit and pts else ""
-        extra = " [practice, 0 points]" if spec.written and not pts else extra
+        extra = " [practice, 0 points]" if not spec.info and not pts else extra
         lines.append(f"{spec.id:<{width}}  {earned:>7}  {secs:>6}  {tag:<7}  {spec.description}{extra}")
         if r["message"] and status != "passed":
             for i, text in enumerate(r["message"].splitlines()[:6]):
@@ -1234,7 +1158,7 @@ def results_json(specs, results, output, seconds):
             entry["status"] = r["status"]
         if spec.extra_credit and points_of(spec):
             entry["tags"] = ["extra credit"]
-        elif spec.written and not points_of(spec):
+        elif not spec.info and not points_of(spec):
             entry["tags"] = ["practice"]
         tests.append(entry)
     return {"score": sum(t["score"] for t in tests), "execution_time": int(round(seconds)), "output": output,
@@ -1250,7 +1174,7 @@ def build_parser():
     p.add_argument("tests", nargs="*", help="test ids (1e-0-basic), question parts (1e) or questions (1)")
     p.add_argument("--json", metavar="PATH", help="write Gradescope's results.json to PATH")
     p.add_argument("--data-dir", default=os.environ.get("GRADER_DATA_DIR"),
-                   help="folder with wiki.txt and the birthplace TSVs (default src/data; env GRADER_DATA_DIR)")
+                   help="the data folder (default src/data; env GRADER_DATA_DIR)")
     p.add_argument("--submission-dir", default=os.environ.get("GRADER_SUBMISSION_DIR"),
                    help="the student's package folder (default src/submission)")
     p.add_argument("--predictions-dir", help="where the *.predictions files are (default: the submission folder)")
@@ -1262,7 +1186,6 @@ def build_parser():
     p.add_argument("--list", action="store_true", help="list the tests and exit")
     p.add_argument("-v", "--verbose", action="store_true", help="show the output of your code for failed tests")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--describe-written", action="store_true", help=argparse.SUPPRESS)
     return p
 
 
@@ -1282,8 +1205,6 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     if args.worker:
         return worker_main()
-    if args.describe_written:
-        return describe_written_main()
     started = time.monotonic()
     try:
         table = load_points()
@@ -1297,15 +1218,6 @@ def main(argv=None):
             return 2
         spec.points = int(table["tests"][tid])
         specs[tid] = spec
-    for spec in discover_written(timeout=30 * args.timeout_scale):
-        if spec.id in specs:
-            print(f"note: grader_written.py test {spec.id} duplicates a test id; skipped")
-            continue
-        if spec.id not in table["tests"]:
-            print(f"error: test {spec.id} (grader_written.py) has no points in {POINTS_FILE}", file=sys.stderr)
-            return 2
-        spec.points = int(table["tests"][spec.id])
-        specs[spec.id] = spec
     order = sorted(specs, key=lambda t: (t.split("-")[0], t.rsplit("-", 1)[-1] != "basic",
                                          int(t.split("-")[1]) if t.split("-")[1].isdigit() else 0, t))
     if args.tests:
@@ -1319,7 +1231,7 @@ def main(argv=None):
             s = specs[tid]
             pts = "info" if s.info else f"{s.points} pt" + ("" if s.points == 1 else "s")
             ec = ", extra credit" if s.extra_credit and s.points else ""
-            ec = ", practice" if s.written and not s.points else ec
+            ec = ", practice" if not s.info and not s.points else ec
             print(f"{tid:<14} {pts:>7}  {s.timeout:>5g} s  {s.description}{ec}")
         return 0
 
@@ -1331,8 +1243,7 @@ def main(argv=None):
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    answers = data_dir / ANSWERS_FILE
-    have_answers = answers.is_file()
+    have_answers = bool(HELD_OUT) and all((data_dir / name).is_file() for name in HELD_OUT)
     row_name, row, recognised = select_thresholds(table["thresholds"], data_dir)
     jobs = args.jobs or max(1, min(2, usable_cpus()))
 
@@ -1343,21 +1254,22 @@ def main(argv=None):
         header.append("held-out answers: " + ("present" if have_answers else
                                              "not available - the hidden prediction tests are pending"))
         if have_answers:
-            how = "recognised by its birth_dev.tsv" if recognised else "data set not recognised, default row"
+            how = f"recognised by its {DATASET_FILE}" if recognised else "data set not recognised, default row"
             calibrated = "" if row.get("calibrated", True) else ", uncalibrated"
             header.append(f"accuracy thresholds: '{row_name}' ({how}{calibrated})")
     sandbox = None
     if privileged():
         try:
-            sandbox = Sandbox(submission_dir, predictions_dir, data_dir, held_out=[ANSWERS_FILE])
+            sandbox = Sandbox(submission_dir, predictions_dir, data_dir, held_out=HELD_OUT)
         except (ValueError, OSError) as e:
             print(f"error: running as root, the grader runs student code as an unprivileged user: {e}",
                   file=sys.stderr)
             return 2
         header.append(f"student code runs as {sandbox.user}, without access to the held-out answers, the "
                       "reference solution and the results")
-        secrets_ = [("the held-out answers", answers if have_answers else None), ("the reference solution",
-                    solution_dir), ("the results folder", Path(args.json).resolve().parent if args.json else None)]
+        secrets_ = [("the held-out answers", data_dir / name) for name in HELD_OUT if (data_dir / name).is_file()]
+        secrets_ += [("the reference solution", solution_dir),
+                     ("the results folder", Path(args.json).resolve().parent if args.json else None)]
         for what, path in secrets_:
             if path is not None and readable_by(path, sandbox.uid, sandbox.gid):
                 header.append(f"warning: {sandbox.user} can read {what} ({path}): make it readable by root only")
@@ -1383,10 +1295,11 @@ def main(argv=None):
         missing = [n for n in spec.needs if (n == "solution" and not solution_dir) or (n == "answers" and not have_answers)]
         if missing:
             note = ""
-            fname = getattr(spec.fn, "predictions_file", None)
-            if fname:
+            pending_note = getattr(spec.fn, "pending_note", None)  # a local check of the inputs, never a verdict
+            if pending_note:
                 try:
-                    note = pending_note(fname, predictions_dir, data_dir)
+                    # as root, on the sandbox's copy: a link in the submission is never followed
+                    note = pending_note(sandbox.predictions_dir if sandbox else predictions_dir, data_dir)
                 except OSError:
                     note = ""
             results[tid] = {"id": tid, "status": "pending", "message": PENDING_MESSAGE + note, "output": "",
@@ -1396,8 +1309,8 @@ def main(argv=None):
 
     groups = {}
     for tid in to_run:
-        # one worker per question part (isolation); the written part's quick checks share one (one torch import)
-        groups.setdefault("written" if specs[tid].written else specs[tid].part, []).append(tid)
+        # one worker per group (isolation): by default a question part
+        groups.setdefault(specs[tid].group, []).append(tid)
     # student's workers: the submission and the data without the held-out answers, no reference solution
     # (copies in the sandbox as root); judges: the reference, the answers, and the submission's files
     seen = sandbox or argparse.Namespace(submission_dir=submission_dir, predictions_dir=predictions_dir,
@@ -1409,8 +1322,7 @@ def main(argv=None):
                      data_dir=str(data_dir), solution_dir=str(solution_dir) if solution_dir else None)
     runner = Runner(specs, base_cfg, args.timeout_scale, on_result, judge_cfg, sandbox)
     # the longest groups first, so that the parallel workers finish together
-    weight = {"1e": 0, "1g": 1, "1c": 2, "1f": 3}
-    ordered_groups = sorted(groups.values(), key=lambda ids: weight.get(specs[ids[0]].part, 5))
+    ordered_groups = sorted(groups.values(), key=lambda ids: -sum(specs[t].timeout for t in ids))
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
         for future in [pool.submit(runner.run_group, ids) for ids in ordered_groups]:

@@ -1,10 +1,12 @@
 """Extra-credit checks for the written part: attention exploration (3a-3e) and
 the attention cost of the two models (1g).
 
-``TESTS`` lists the checks in the grader's format; each ``fn`` takes the
-imported student module ``submission.attention_exploration``, returns None when
-the construction is right and raises AssertionError with a short reason
-otherwise (``not implemented: ...`` when a function returns None).
+grader.py registers each ``check_*`` function as a test (its points are in
+points.json: 3a 2, 3b 2, 3c 3, 3d 3 extra credit, as in the handout; 3e and
+the 1g cost check are practice).  A check takes the imported student module
+``submission.attention_exploration``, returns None when the construction is
+right and raises AssertionError with a short reason otherwise (``not
+implemented: ...`` when a function returns None).
 
 How false failures are ruled out. Every instance is drawn from a
 torch.Generator with a fixed seed, so a check gives the same verdict on every
@@ -360,43 +362,3 @@ def check_1g(module):
             if _cost_digest(name, L, ell, m, value) != digest:
                 raise AssertionError(f"{call} = {value} is not the number of query-key scores "
                                      f"under the counting convention in the docstring")
-
-
-# ----------------------------------------------------------------------------
-# The checks in the grader's format
-# ----------------------------------------------------------------------------
-
-def _test(test_id, description, fn):
-    # Points are in points.json (the grader's one table): 3a = 2, 3b = 2, 3c = 3, 3d = 3 extra credit, as
-    # in the handout; 3e and the 1g cost check go beyond the handout and are practice (0 points).
-    return {"id": test_id, "description": description, "timeout": 20, "fn": fn, "extra_credit": True}
-
-
-TESTS = [
-    _test("3a-0-basic", "3a copy_query: c ~= v_j for unit, non-orthogonal keys", check_3a),
-    _test("3b-0-basic", "3b average_query: c ~= (v_a + v_b)/2 for orthonormal keys", check_3b),
-    _test("3c-0-basic", "3c(i) gaussian_average_query: c ~= (v_a + v_b)/2 for keys near the means", check_3c),
-    _test("3d-0-basic", "3d(i) two_head_queries: (c1 + c2)/2 ~= (v_a + v_b)/2", check_3d_average),
-    _test("3d-1-basic", "3d(i) two_head_queries: the two heads differ (q1 = q2 is forbidden)", check_3d_distinct),
-    _test("3d-2-basic", "3d(ii) two heads keep c near (v_a + v_b)/2 when k_a is perturbed", check_3d_spread),
-    _test("3e-0-basic", "3e(ii) kqv_matrices: c2 ~= u_b and c1 ~= u_b - u_c", check_3e),
-    _test("1g-9-basic", "1g attention cost of the vanilla and Perceiver models", check_1g),
-]
-
-
-def run_all(module, only=None):
-    """Run every check (or those whose id is in ``only``) on ``module``;
-    returns a list of (id, passed, message)."""
-    results = []
-    for test in TESTS:
-        if only is not None and test["id"] not in only:
-            continue
-        try:
-            test["fn"](module)
-        except AssertionError as err:
-            results.append((test["id"], False, str(err)))
-        except Exception as err:  # a bug in a check; report it rather than stop
-            results.append((test["id"], False, f"{type(err).__name__}: {err}"))
-        else:
-            results.append((test["id"], True, ""))
-    return results

@@ -37,15 +37,14 @@ EXTRA_CREDIT = {"3a": 2, "3b": 2, "3c": 3, "3d": 3}
 # -- helpers ---------------------------------------------------------------------------------------------
 
 
-def copy_src(dest, mutations=None, append=None, written=False):
-    """Copy grader.py, graderUtil.py, points.json and the submission package into dest/src; apply mutations
-    {file in submission/: [(old, new), ...]} (each `old` must occur, so a mutation never silently misses) and
-    append code {file in submission/: text} (a class or function defined again at the end of a module
-    replaces the reference's, whatever the reference's code looks like).  written=True also copies the
-    written part's checks."""
+def copy_src(dest, mutations=None, append=None):
+    """Copy the grader (grader.py, graderUtil.py, the written part's checks), points.json and the submission
+    package into dest/src; apply mutations {file in submission/: [(old, new), ...]} (each `old` must occur, so
+    a mutation never silently misses) and append code {file in submission/: text} (a class or function defined
+    again at the end of a module replaces the reference's, whatever the reference's code looks like)."""
     src = Path(dest) / "src"
     src.mkdir(parents=True)
-    for name in ("grader.py", "graderUtil.py") + (("grader_written.py", "attention_simulation.py") if written else ()):
+    for name in ("grader.py", "graderUtil.py", "grader_written.py", "attention_simulation.py"):
         shutil.copy(SRC / name, src / name)
     shutil.copy(SRC / "points.json", src / "points.json")
     shutil.copytree(SRC / "submission", src / "submission",
@@ -189,21 +188,18 @@ def reference_src(tmp_path_factory):
 
 
 def test_points_table_matches_the_registered_tests():
-    import grader_written
-
-    written = {t["id"] for t in grader_written.TESTS}
-    assert set(POINTS) == set(grader.REGISTRY) | written and not set(grader.REGISTRY) & written
+    assert set(POINTS) == set(grader.REGISTRY)
     for tid, pts in POINTS.items():
         assert re.fullmatch(r"[1-9][a-z]-\d+-(basic|hidden)", tid)
         assert isinstance(pts, int) and pts >= 0
-        if tid in grader.REGISTRY:
+        if tid in grader.REGISTRY and not grader.REGISTRY[tid].extra_credit:
             assert (pts == 0) == grader.REGISTRY[tid].info
 
 
 def test_points_add_up_to_the_handouts_per_part():
-    import grader_written
-
-    written = {t["id"] for t in grader_written.TESTS}
+    written = {t for t, spec in grader.REGISTRY.items() if spec.extra_credit}
+    assert written == {"3a-0-basic", "3b-0-basic", "3c-0-basic", "3d-0-basic", "3d-1-basic", "3d-2-basic",
+                       "3e-0-basic", "1g-9-basic"}
     per_part = {}
     for tid, pts in POINTS.items():
         per_part.setdefault(tid.split("-")[0], [0, 0])[tid in written] += pts
@@ -252,7 +248,7 @@ def test_course_data_is_recognised():
 def test_reference_solution_earns_every_basic_point_and_hidden_tests_are_pending(reference_src, public_data):
     r = run_grader(reference_src, data=public_data)
     validate_results_json(r.json)
-    basic = [tid for tid in grader.REGISTRY if tid.endswith("-basic")]
+    basic = [tid for tid in grader.REGISTRY if tid.endswith("-basic") and not grader.REGISTRY[tid].extra_credit]
     assert r.failed() == []
     assert all(r.status(tid) == "passed" for tid in basic if POINTS[tid]), r.stdout
     total_basic = sum(POINTS[t] for t in basic)
@@ -270,7 +266,7 @@ def test_reference_solution_earns_every_basic_point_and_hidden_tests_are_pending
 
 def test_hidden_tests_are_graded_with_solution_and_answers(tmp_path, data, solution):
     """Everything graded, the written part included: the reference earns exactly 64 points + 10 extra credit."""
-    src = copy_src(tmp_path, written=True)
+    src = copy_src(tmp_path)
     predictions = write_predictions(tmp_path / "pred", data, "correct")
     r = run_grader(src, data=data, solution=solution, predictions=predictions)
     validate_results_json(r.json)
@@ -371,10 +367,13 @@ def test_empty_submission_runs_to_the_summary_and_earns_nothing(tmp_path, data, 
     r = run_grader(src, data=data, solution=solution, predictions=tmp_path / "no-predictions")
     validate_results_json(r.json)
     assert r.json["score"] == 0
-    assert sorted(MISSING_PIECE) == sorted(t for t in grader.REGISTRY if POINTS[t])
+    assert sorted(MISSING_PIECE) == sorted(t for t, spec in grader.REGISTRY.items()
+                                           if POINTS[t] and not spec.extra_credit)
     for tid, piece in MISSING_PIECE.items():
         assert r.status(tid) == "failed", (tid, r.tests[tid]["output"])
         assert piece in r.tests[tid]["output"], (tid, r.tests[tid]["output"])
+    for tid in (t for t, spec in grader.REGISTRY.items() if spec.extra_credit and POINTS[t]):
+        assert r.status(tid) == "failed" and "not implemented" in r.tests[tid]["output"], tid
     assert "Traceback" not in r.stdout
 
 
@@ -417,10 +416,20 @@ DATASET_BUGS = {
     "truncation beyond 7/8": (dict(truncate="random.randint(4, self.block_size - 4)"), ["1e-1-basic", "1e-3-basic"]),
     "truncation hard-coded for block size 128": (dict(truncate="random.randint(4, 96)"),
                                                  ["1e-0-basic", "1e-1-basic", "1e-3-basic"]),
-    "off-by-one block length": (dict(pad_to="self.block_size + 1"), ["1e-0-basic", "1e-1-basic", "1e-2-basic",
-                                                                     "1e-3-basic", "1e-4-basic", "1e-5-basic",
-                                                                     "1e-6-basic"]),
+    # x and y of length block_size - 1 or block_size are both readings of the spec; one more does not fit the model
+    "x and y of length block_size + 1": (dict(pad_to="self.block_size + 2"), ["1e-0-basic", "1e-1-basic",
+                                                                             "1e-2-basic", "1e-3-basic",
+                                                                             "1e-4-basic", "1e-5-basic",
+                                                                             "1e-6-basic"]),
+    "x and y of length block_size - 2": (dict(pad_to="self.block_size - 1"), ["1e-0-basic", "1e-1-basic",
+                                                                             "1e-2-basic", "1e-3-basic",
+                                                                             "1e-4-basic", "1e-5-basic",
+                                                                             "1e-6-basic"]),
     "masked length never varies": (dict(masked_len="max(1, n // 4)"), ["1e-5-basic"]),
+    # real students' draws whose masked length is never above 1/4 of the truncated length
+    "masked length capped at 1/4": (dict(masked_len="min(random.randint(1, n), n // 4)"), ["1e-5-basic"]),
+    "masked length from a Gaussian of width 0.1": (dict(masked_len="int(np.random.normal(n / 4, 0.1))"),
+                                                   ["1e-5-basic"]),
     "masked span half of the line": (dict(masked_len="random.randint(1, n)"), ["1e-5-basic"]),
     "y not shifted": (dict(xy="s[:-1], s[:-1]"), ["1e-4-basic"]),
     "mask char swapped with pad": (dict(mask="self.PAD_CHAR"), ["1e-2-basic", "1e-3-basic", "1e-5-basic"]),
@@ -446,7 +455,7 @@ class DownProjectBlock(nn.Module):
         super().__init__()
         self.basis = nn.Parameter(torch.empty({basis_shape}))
         nn.init.xavier_uniform_(self.basis)
-        self.norm_in = nn.LayerNorm(config.n_embd)
+        self.norm_in = nn.LayerNorm(config.n_embd){extra_norm}
         self.cross = {down_attention}(config)
         self.norm_out = nn.LayerNorm(config.n_embd)
         self.ffn = _GradedMLP(config)
@@ -460,7 +469,7 @@ class DownProjectBlock(nn.Module):
 class UpProjectBlock(nn.Module):
     def __init__(self, config):
         super().__init__()
-        self.norm_in = nn.LayerNorm(config.n_embd)
+        self.norm_in = nn.LayerNorm(config.n_embd){extra_norm}
         self.cross = {up_attention}(config)
         self.norm_out = nn.LayerNorm(config.n_embd)
         self.ffn = _GradedMLP(config)
@@ -501,9 +510,11 @@ UP_OK = "h = x_input + self.cross(self.norm_in(y), x_input)"
 
 
 def blocks(attention="CausalCrossAttention", basis_shape="1, config.bottleneck_dim, config.n_embd", down=DOWN_OK,
-           up=UP_OK, down_attention=None):
+           up=UP_OK, down_attention=None, extra_norm=False):
+    """extra_norm: each block gets a third LayerNorm, `norm_q`, for the query."""
     code = BLOCKS.format(down_attention=down_attention or attention, up_attention=attention,
-                         basis_shape=basis_shape, down_body=down, up_body=up)
+                         basis_shape=basis_shape, down_body=down, up_body=up,
+                         extra_norm="\n        self.norm_q = nn.LayerNorm(config.n_embd)" if extra_norm else "")
     return OWN_ATTENTION + NON_CAUSAL + code
 
 
@@ -532,6 +543,10 @@ BUGS = {
         ["1g-3-basic", "1g-4-basic", "1g-5-basic", "1g-6-basic", "1g-1-hidden"]),
     "UpProject without layer norm": (
         {"model.py": blocks(up="h = x_input + self.cross(y, x_input)")}, G_TESTS, ["1g-1-hidden"]),
+    "DownProject without layer norm": (
+        {"model.py": blocks(down="h = queries + self.cross(x_input, queries)")}, G_TESTS, ["1g-0-hidden"]),
+    "UpProject without the residual": (
+        {"model.py": blocks(up="h = self.cross(self.norm_in(y), x_input)")}, G_TESTS, ["1g-1-hidden"]),
     "blocks without the bottleneck (self-attention on the input)": (
         {"model.py": blocks(down="h = x_input + self.cross(self.norm_in(x_input), x_input) + 0 * queries.sum()",
                             up="h = y + 0 * x_input")}, G_TESTS,
@@ -582,9 +597,12 @@ MUTATION_BUGS = {  # small edits of helper.py's student regions
     "finetune ignores the pretrained params": (
         {"helper.py": [("        load_params(model, reading_params_path)\n", "")]},
         ["1c-1-basic", "1f-1-basic"], ["1f-1-basic"]),
-    "pretrain learning rate hard-coded": (
-        {"helper.py": [("learning_rate=pretrain_lr", "learning_rate=6e-3")]},
+    "pretrain with finetune's learning rate": (
+        {"helper.py": [("learning_rate=pretrain_lr", "learning_rate=6e-4")]},
         ["1f-0-basic"], ["1f-0-basic"]),
+    "finetune with pretrain's learning rate": (
+        {"helper.py": [("learning_rate=finetune_lr", "learning_rate=6e-3")]},
+        ["1c-1-basic", "1f-1-basic", "1g-7-basic"], ["1c-1-basic", "1f-1-basic", "1g-7-basic"]),
     "train saves without training": (
         {"helper.py": [("    trainer_obj.train()\n", "")]},
         ["1c-2-basic"], ["1c-2-basic"]),
@@ -657,6 +675,16 @@ OTHER_CORRUPTIONS = {
     "PAD_CHAR and MASK_CHAR only on the class": """
         del PAD_CHAR, MASK_CHAR
         """,
+    # the course's spec gives x and y the length block_size in one sentence: padded one further, or shifted
+    # with one PAD_CHAR added
+    "x and y of length block_size (padded to block_size + 1)": corruption(pad_to="self.block_size + 1"),
+    "x and y of length block_size (y gets one more PAD_CHAR)": corruption(xy="s, s[1:] + self.PAD_CHAR"),
+    "torch random numbers, 7/8, no closing MASK": corruption(
+        truncate="int(torch.randint(4, int(self.block_size * 7 / 8) + 1, ()))",
+        masked_len="int(torch.randint(1, max(1, n // 2) + 1, ()))",
+        start="int(torch.randint(0, n - masked_len + 1, ()))", closing=False),
+    "prints every example": corruption(
+        masked_len="print('masking', n, 'of', doc) or random.randint(1, max(1, n // 2))"),
 }
 
 
@@ -672,6 +700,19 @@ OTHER_BLOCKS = {
     "other attribute names": blocks(),
     "own attention math (no CausalCrossAttention)": blocks(attention="_OwnCrossAttention"),
     "basis C of shape (m, n_embd)": blocks(basis_shape="config.bottleneck_dim, config.n_embd"),
+    # where the attention sub-layer's layer norm goes: the course's hints say on C (down) and on y (up), a copy
+    # of Block puts it on the attention's input (the keys/values of the down block, the query of the up block)
+    "layer norm on C (the course's hint) and on x in the up block": blocks(
+        down="h = queries + self.cross(x_input, self.norm_in(queries))",
+        up="h = x_input + self.cross(y, self.norm_in(x_input))"),
+    "layer norm on both, a third LayerNorm": blocks(
+        down="h = queries + self.cross(self.norm_in(x_input), self.norm_q(queries))",
+        up="h = x_input + self.cross(self.norm_in(y), self.norm_q(x_input))", extra_norm=True),
+    "layer norm on both, one LayerNorm": blocks(
+        down="h = queries + self.cross(self.norm_in(x_input), self.norm_in(queries))",
+        up="h = x_input + self.cross(self.norm_in(y), self.norm_in(x_input))"),
+    "residual from the normalised C": blocks(
+        down="h = (lambda q: q + self.cross(x_input, q))(self.norm_in(queries))"),
 }
 
 
@@ -680,6 +721,16 @@ def test_other_correct_perceiver_blocks_earn_every_point(tmp_path, data, solutio
     src = copy_src(tmp_path, append={"model.py": OTHER_BLOCKS[variant]})
     r = run_grader(src, *G_TESTS, data=data, solution=solution)
     assert r.failed() == [] and r.passed() == sorted(G_TESTS), r.stdout
+
+
+def test_learning_rates_written_as_the_hints_spell_them_earn_every_point(tmp_path, data):
+    """The course's helper.py hints write learning_rate=6e-4 (finetune) and 6e-3 (pretrain); its grader calls
+    finetune and pretrain with the default arguments.  A student who typed the hint's numbers is right."""
+    src = copy_src(tmp_path, {"helper.py": [("learning_rate=finetune_lr", "learning_rate=6e-4"),
+                                            ("learning_rate=pretrain_lr", "learning_rate=6e-3")]})
+    tests = ["1c-1-basic", "1f-0-basic", "1f-1-basic", "1g-7-basic"]
+    r = run_grader(src, *tests, data=data)
+    assert r.failed() == [] and r.passed() == tests, r.stdout
 
 
 def test_course_style_attention_mask_buffers_are_fine(tmp_path, data, solution):
@@ -785,10 +836,7 @@ def test_runs_from_the_repository_root_and_selects_tests(tmp_path, public_data):
     one = POINTS["1e-0-basic"]
     assert "1e-0-basic" in r.stdout and "1e-1-basic" not in r.stdout and f"Total basic: {one}/{one} points" in r.stdout
     r = subprocess.run([sys.executable, "src/grader.py", "--list", "1g"], cwd=ROOT, capture_output=True, text=True)
-    import grader_written
-
-    expected = {t for t in POINTS if t.startswith("1g")} | {t["id"] for t in grader_written.TESTS
-                                                            if t["id"].startswith("1g")}
+    expected = {t for t in POINTS if t.startswith("1g")}
     assert r.returncode == 0 and {line.split()[0] for line in r.stdout.splitlines()} == expected
     r = subprocess.run([sys.executable, "src/grader.py", "9z"], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 2 and "no test matches 9z" in r.stderr
@@ -796,49 +844,34 @@ def test_runs_from_the_repository_root_and_selects_tests(tmp_path, public_data):
 
 # -- the written part's extra credit -----------------------------------------------------------------------
 
-WRITTEN = '''
-def good(module):
-    assert module.answer() == 42, "answer() must be 42"
-
-
-def bad(module):
-    assert module.answer() == 41, "answer() must be 41"
-
-
-def hang(module):
-    while True:
-        pass
-
-
-TESTS = [
-    {"id": "3a-0-basic", "description": "answer is 42", "timeout": 10, "fn": good, "extra_credit": True},
-    {"id": "3a-1-basic", "description": "answer is 41", "timeout": 10, "fn": bad, "extra_credit": True},
-    {"id": "3b-0-hidden", "description": "hangs", "timeout": 10, "fn": hang, "extra_credit": True},
-]
-'''
-
-
 def test_written_tests_are_extra_credit(tmp_path, data):
-    src = copy_src(tmp_path)
-    (src / "grader_written.py").write_text(WRITTEN, encoding="utf-8")
-    table = json.loads((src / "points.json").read_text(encoding="utf-8"))
-    table["tests"].update({"3a-0-basic": 2, "3a-1-basic": 1, "3b-0-hidden": 3})  # points live in the one table
-    (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
-    (src / "submission" / "attention_exploration.py").write_text("def answer():\n    return 42\n", encoding="utf-8")
+    """The written part's tests are registered like the others; their points count apart as extra credit, a
+    wrong or hanging construction fails only its own test, and a test without points is refused."""
+    src = copy_src(tmp_path, append={"attention_exploration.py": """
+        def average_query(*args):
+            raise ValueError("not this one")
+
+
+        def gaussian_average_query(*args):
+            while True:
+                pass
+        """})
     r = run_grader(src, "3", "1e-0-basic", data=data, extra=["--timeout-scale", "0.3"])
     validate_results_json(r.json)
     assert r.status("3a-0-basic") == "passed" and r.tests["3a-0-basic"]["score"] == 2
-    assert r.status("3a-1-basic") == "failed" and "answer() must be 41" in r.tests["3a-1-basic"]["output"]
-    assert r.status("3b-0-hidden") == "failed" and "timed out" in r.tests["3b-0-hidden"]["output"]
-    assert all(r.tests[t]["tags"] == ["extra credit"] for t in ("3a-0-basic", "3a-1-basic", "3b-0-hidden"))
+    assert r.status("3b-0-basic") == "failed" and "not this one" in r.tests["3b-0-basic"]["output"]
+    assert r.status("3c-0-basic") == "failed" and "timed out" in r.tests["3c-0-basic"]["output"]
+    assert r.status("3d-0-basic") == "passed"  # a fresh worker runs the tests after the time-out
+    assert all(r.tests[t]["tags"] == ["extra credit"] for t in ("3a-0-basic", "3b-0-basic", "3c-0-basic"))
     one = POINTS["1e-0-basic"]
-    assert "Extra credit: 2/6 points" in r.stdout and f"Total basic: {one}/{one} points" in r.stdout
-    # a written test without points in the table is refused, as any test is
-    del table["tests"]["3a-1-basic"]
+    assert "Extra credit: 5/10 points" in r.stdout and f"Total basic: {one}/{one} points" in r.stdout
+    # a test without points in the table is refused, the written part's as any other
+    table = json.loads((src / "points.json").read_text(encoding="utf-8"))
+    del table["tests"]["3b-0-basic"]
     (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
     bad = subprocess.run([sys.executable, str(src / "grader.py"), "3a"], capture_output=True, text=True, cwd=src)
-    assert bad.returncode == 2 and "3a-1-basic (grader_written.py) has no points" in bad.stderr
-    table["tests"]["3a-1-basic"] = 1
+    assert bad.returncode == 2 and "test 3b-0-basic has no points" in bad.stderr
+    table["tests"]["3b-0-basic"] = 2
     (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
     # without the student's module the written tests fail with the reason
     (src / "submission" / "attention_exploration.py").unlink()
