@@ -20,8 +20,8 @@ from test_release import answers_of, bundle, rehearse, starter  # noqa: F401  (f
 
 import graderUtil  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not graderUtil.privileged(),
-                                reason="the grader drops privileges only when it runs as root (Gradescope, CI)")
+root_only = pytest.mark.skipif(not graderUtil.privileged(),
+                               reason="the grader drops privileges only when it runs as root (Gradescope, CI)")
 
 POINTS = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["tests"]
 
@@ -144,6 +144,7 @@ def assert_nothing_left(spy_dir, uid, results_path, before):
     assert results_path.read_text() == before
 
 
+@root_only
 def test_attacks_from_the_empty_starter_earn_nothing(bundle, starter, spy, tmp_path):  # noqa: F811
     spy_dir, uid = spy
     files = empty_starter_files(starter)
@@ -175,6 +176,7 @@ def test_attacks_from_the_empty_starter_earn_nothing(bundle, starter, spy, tmp_p
     assert by_id["1e-0-basic"]["status"] == "failed"
 
 
+@root_only
 def test_reference_keeps_every_point_and_a_leftover_cannot_rewrite_the_results(bundle, spy, tmp_path,
                                                                                  monkeypatch):  # noqa: F811
     spy_dir, uid = spy
@@ -206,6 +208,7 @@ for _spec in _main.REGISTRY.values():  # every test "passes" in this process
 '''
 
 
+@root_only
 def test_patching_the_grader_in_memory_wins_no_hidden_test(bundle, starter, spy, tmp_path):  # noqa: F811
     """The honest limit: a basic test's checks run beside the student's code, so code that patches the grader
     in its own process can claim basic tests.  Hidden tests are decided by a judge it cannot reach."""
@@ -216,3 +219,23 @@ def test_patching_the_grader_in_memory_wins_no_hidden_test(bundle, starter, spy,
     hidden = [t for t in results["tests"] if t["number"].endswith("-hidden")]
     assert len(hidden) == 9 and all(t["score"] == 0 for t in hidden), [t["output"] for t in hidden]
     assert any(t["score"] > 0 for t in results["tests"] if t["number"].endswith("-basic"))
+
+
+def test_off_root_nothing_changes_but_hidden_tests_are_still_judged(tmp_path, monkeypatch, capsys):
+    """As on a student's laptop (the grader told it is not root, when this suite runs as root): no copies, no
+    user switch, the tests run as before; the hidden tests are decided by judge processes all the same."""
+    import grader
+    from test_grader import make_data, make_solution, write_predictions
+
+    monkeypatch.setattr(graderUtil, "privileged", lambda: False)
+    monkeypatch.setenv("GRADER_TRUST_PREDICTIONS", "1")  # synthetic predictions, no params behind them
+    data = make_data(tmp_path / "data")
+    solution = make_solution(tmp_path / "reference")
+    predictions = write_predictions(tmp_path / "predictions", data, "correct")
+    out = tmp_path / "results.json"
+    assert grader.main(["--json", str(out), "--data-dir", str(data), "--solution-dir", str(solution),
+                        "--predictions-dir", str(predictions)]) == 0
+    printed = capsys.readouterr().out
+    assert "student code runs as" not in printed and "Total: 64/64 points" in printed
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert results["score"] == 74, printed[-3000:]
