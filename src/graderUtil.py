@@ -381,8 +381,8 @@ def reachable_imports(uid, gid, private=()):
     reach (a Python installed under /root, say) are opened here, and sys.path and the imported packages'
     __path__ name them through /proc/self/fd, which a process may always follow for its own descriptors, so
     that student code can import what the grader's Python has.  A descriptor also opens the folders above it
-    (exposed_by), so one is opened only if none of the `private` paths (the answers, the reference, the
-    results, the grader's folder) lies in what it exposes.  Returns the descriptors to keep."""
+    (exposed_by), so one is opened only if what it exposes and the `private` paths (the answers, the
+    reference, the results, the grader's folder) do not overlap.  Returns the descriptors to keep."""
     import site
 
     install = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
@@ -403,7 +403,7 @@ def reachable_imports(uid, gid, private=()):
                 or not any(inside(real, folder) for folder in install)):
             continue
         exposed = exposed_by(real, uid, gid)
-        if exposed is None or any(inside(p, exposed) for p in private):
+        if exposed is None or any(inside(p, exposed) or inside(exposed, p) for p in private):
             continue
         opened[real] = os.open(real, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
 

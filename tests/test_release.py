@@ -333,6 +333,20 @@ def rehearse(bundle, root, files):
     return results
 
 
+def test_setup_sh_installs_the_cpu_build_of_the_torch_that_requirements_pins(tmp_path):
+    pin = next(line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
+               if line.startswith("torch=="))
+    line = next(line for line in release.SETUP_SH.splitlines() if line.startswith("TORCH_PIN="))
+    requirements = tmp_path / "requirements.txt"
+    for text in ((ROOT / "requirements.txt").read_text(), f"numpy==1.0\n{pin}  # a comment\n"):
+        requirements.write_text(text)
+        script = line.replace("/autograder/source/requirements.txt", str(requirements)) + '; echo "$TORCH_PIN"'
+        assert subprocess.run(["bash", "-c", script], capture_output=True, text=True).stdout.strip() == pin
+    assert "--index-url https://download.pytorch.org/whl/cpu" in release.SETUP_SH
+    assert pin.split("==")[1] not in release.SETUP_SH  # the version is read, never written twice
+    assert "useradd" in release.SETUP_SH and " grader" in release.SETUP_SH
+
+
 def test_the_autograder_finds_uploaded_files_flat_or_in_folders(tmp_path):
     sys.path.insert(0, str(ROOT / "tools"))
     from autograder_run import find_submitted
@@ -344,6 +358,20 @@ def test_the_autograder_finds_uploaded_files_flat_or_in_folders(tmp_path):
     assert find_submitted(tmp_path, "helper.py").read_text() == "flat"  # the flat zip's file wins
     assert find_submitted(tmp_path, "model.py").read_text() == "nested"  # a zip of the folder works too
     assert find_submitted(tmp_path, "utils.py") is None
+
+
+def test_the_autograder_takes_no_symbolic_link(tmp_path):
+    sys.path.insert(0, str(ROOT / "tools"))
+    from autograder_run import find_submitted
+
+    secret = tmp_path / "answers.tsv"
+    secret.write_text("held out")
+    (tmp_path / "up" / "src").mkdir(parents=True)
+    (tmp_path / "up" / "model.py").symlink_to(secret)  # copied as root, it would bring the answers along
+    (tmp_path / "up" / "src" / "submission").symlink_to(tmp_path, target_is_directory=True)
+    (tmp_path / "helper.py").write_text("behind a linked folder")
+    assert find_submitted(tmp_path / "up", "model.py") is None
+    assert find_submitted(tmp_path / "up", "helper.py") is None
 
 
 def test_gradescope_bundle_gives_the_solution_full_marks(bundle, tmp_path, monkeypatch):

@@ -154,7 +154,8 @@ apt-get update -qq && apt-get install -y -qq python3 python3-pip > /dev/null || 
 id -u grader > /dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin grader || true
 # no GPU on Gradescope: the CPU build of the pinned torch (the default wheel pulls GBs of CUDA libraries);
 # the -r below then finds torch installed at the pinned version
-TORCH_PIN="$(grep -E '^torch==' /autograder/source/requirements.txt)"
+TORCH_PIN="$(sed -n 's/^\\(torch==[^[:space:];#]*\\).*/\\1/p' /autograder/source/requirements.txt | head -n 1)"
+: "${TORCH_PIN:?requirements.txt pins no torch version}"
 python3 -m pip install --quiet "$TORCH_PIN" --index-url https://download.pytorch.org/whl/cpu
 python3 -m pip install --quiet -r /autograder/source/requirements.txt
 """
