@@ -641,13 +641,15 @@ def kill_user_processes(uid, gid, rounds=100):
 
 
 class Sandbox:
-    """The unprivileged side of one grading run as root: the user, and a root-owned folder with the copies the
-    workers read (submission, predictions, data without the held-out files) and their private temp folders."""
+    """The unprivileged side of one grading run as root: the user, and a root-owned folder that only the user's
+    group may enter, with the copies the workers read (submission, predictions, data without the held-out
+    files) and their private temp folders."""
 
     def __init__(self, submission_dir, predictions_dir, data_dir, held_out, user=None):
         self.uid, self.gid, self.user = resolve_user(user)
         self.base = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
-        os.chmod(self.base, 0o755)
+        os.chown(self.base, 0, self.gid)  # the workers' group may enter, other users not (grade_class grades
+        os.chmod(self.base, 0o750)  # several submissions at a time, each as a user of its own)
         self.submission_dir = copy_plain(submission_dir, self.base / "submission")
         self.predictions_dir = (self.submission_dir if Path(predictions_dir) == Path(submission_dir)
                                 else copy_plain(predictions_dir, self.base / "predictions"))
