@@ -239,3 +239,60 @@ def test_off_root_nothing_changes_but_hidden_tests_are_still_judged(tmp_path, mo
     assert "student code runs as" not in printed and "Total: 64/64 points" in printed
     results = json.loads(out.read_text(encoding="utf-8"))
     assert results["score"] == 74, printed[-3000:]
+
+
+GRADE_CLASS_SPY = '''
+import glob as _glob, os as _os
+def _try(path):
+    try:
+        open(path, "rb").read(1)
+        return "READ"
+    except OSError as e:
+        return type(e).__name__
+_copies = _glob.glob("/tmp/grade_class_ref_*") or ["/tmp/grade_class_ref_x"]
+_mine = _os.path.dirname(_os.getcwd())  # the worker runs in its private folder inside its own sandbox
+_others = [d + "/submission/model.py" for d in _glob.glob("/tmp/grader-sandbox-*") if d != _mine]
+raise RuntimeError("spy uid=%d answers=%s solution=%s other_sandboxes=%s" % (
+    _os.getuid(), ",".join(sorted({_try(p + "/data/birth_test.tsv") for p in _copies})),
+    ",".join(sorted({_try(p + "/solution/model.py") for p in _copies})),
+    ",".join(sorted({_try(p) for p in _others})) or "none"))
+'''
+
+
+@root_only
+def test_grade_class_grades_each_submission_as_a_user_of_its_own(tmp_path):
+    """tools/grade_class.py as root: the student's code runs unprivileged, as on Gradescope, and cannot read the
+    answers or the reference that grade_class copied for the graders, nor a submission graded beside it."""
+    import csv
+    import subprocess
+    import sys
+
+    from test_grader import make_data
+
+    data = make_data(tmp_path / "data")
+    subs = tmp_path / "submissions"
+    for name in ("ann", "ben"):
+        folder = subs / name
+        folder.mkdir(parents=True)
+        for p in (SRC / "submission").glob("*.py"):
+            (folder / p.name).write_text(p.read_text(encoding="utf-8"), encoding="utf-8")
+        utils = folder / "utils.py"
+        utils.write_text(GRADE_CLASS_SPY + utils.read_text(encoding="utf-8"), encoding="utf-8")
+    out = tmp_path / "grades.csv"
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "grade_class.py"), str(subs), "--out", str(out),
+                           "--data-dir", str(data), "--jobs", "2", "--tests", "1c-0-basic"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    with open(out, newline="", encoding="utf-8") as f:
+        rows = {row["submission"]: row for row in csv.DictReader(f)}
+    uids, others = set(), set()
+    for name in ("ann", "ben"):
+        problems = rows[name]["problems"]
+        assert "spy uid=" in problems, problems
+        spied = problems.split("spy ", 1)[1]
+        uids.add(spied.split()[0])
+        assert "answers=PermissionError" in spied and "solution=PermissionError" in spied, spied
+        others.add(spied.split("other_sandboxes=")[1].split()[0])
+    assert len(uids) == 2 and "uid=0" not in uids  # one unprivileged user per submission graded at a time
+    # graded at the same time, each saw the other's copies and could not read them
+    assert "PermissionError" in others and not any("READ" in o for o in others), others
