@@ -619,25 +619,34 @@ def user_pids(uid):
     return pids
 
 
-def kill_user_processes(uid, gid, rounds=100):
-    """Kill every process of uid: a child that becomes uid calls kill(-1, SIGKILL), which reaches all of them
-    at once (a process forking meanwhile included) but not the caller; repeated until none is left.  True when
-    none is left."""
+def kill_user_processes(uid, gid, spare=(), rounds=100):
+    """Kill every process of uid but those in `spare` (which ran before the grading: `nobody` may have daemons).
+    Without any to spare, a child that becomes uid calls kill(-1, SIGKILL), which reaches all of them at once
+    (a process forking meanwhile included) but not the caller; else each is killed by its pid.  Repeated until
+    none is left; True when none is."""
     for _ in range(rounds):
-        if not user_pids(uid):
+        pids = [pid for pid in user_pids(uid) if pid not in spare]
+        if not pids:
             return True
-        pid = os.fork()
-        if pid == 0:  # only system calls here, then _exit
-            try:
-                os.setgroups([])
-                os.setgid(gid)
-                os.setuid(uid)
-                os.kill(-1, signal.SIGKILL)
-            finally:
-                os._exit(0)
-        os.waitpid(pid, 0)
+        if spare:
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        else:
+            pid = os.fork()
+            if pid == 0:  # only system calls here, then _exit
+                try:
+                    os.setgroups([])
+                    os.setgid(gid)
+                    os.setuid(uid)
+                    os.kill(-1, signal.SIGKILL)
+                finally:
+                    os._exit(0)
+            os.waitpid(pid, 0)
         time.sleep(0.05)
-    return not user_pids(uid)
+    return not [pid for pid in user_pids(uid) if pid not in spare]
 
 
 class Sandbox:
@@ -647,6 +656,7 @@ class Sandbox:
 
     def __init__(self, submission_dir, predictions_dir, data_dir, held_out, user=None):
         self.uid, self.gid, self.user = resolve_user(user)
+        self.spare = set(user_pids(self.uid))  # not ours: close() leaves them alone
         self.base = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
         os.chown(self.base, 0, self.gid)  # the workers' group may enter, other users not (grade_class grades
         os.chmod(self.base, 0o750)  # several submissions at a time, each as a user of its own)
@@ -672,7 +682,7 @@ class Sandbox:
 
     def close(self):
         """Kill everything the workers left behind, then remove the folder."""
-        gone = kill_user_processes(self.uid, self.gid)
+        gone = kill_user_processes(self.uid, self.gid, self.spare)
         shutil.rmtree(self.base, ignore_errors=True)
         return gone
 

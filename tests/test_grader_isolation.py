@@ -198,6 +198,8 @@ def test_reference_keeps_every_point_and_a_leftover_cannot_rewrite_the_results(b
     core = sum(t["max_score"] for t in results["tests"] if "extra credit" not in t.get("tags", []))
     extra = sum(t["max_score"] for t in results["tests"] if "extra credit" in t.get("tags", []))
     assert (core, extra) == (64, 10) and results["score"] == 74
+    # the bundle leaves nothing secret readable by that user: the grader's header has no warning
+    assert "student code runs as uid" in results["output"] and "warning" not in results["output"]
 
 
 PATCH_THE_GRADER = '''
