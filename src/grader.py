@@ -298,7 +298,8 @@ def test_1c_0_hidden(ctx):
     net.eval()
     with torch.no_grad():
         got, _ = call("the vanilla GPT's forward", ctx.submission_dir, net, _vanilla_inputs())
-    ctx.report({"shapes": shapes, "logits": got})
+    got = _require_tensor(got, "the vanilla GPT's forward", (2, 100, v["vocab"]))
+    ctx.report({"shapes": shapes, "logits": got.detach().float().cpu()})
 
 
 @grader_judge("1c-0-hidden")
