@@ -141,7 +141,7 @@ def check_data(args, vocab):
     try:
         if args.finetune_corpus_path is not None:
             require_lines(args.finetune_corpus_path, "finetune corpus")
-            dataset.NameDataset(vocab, Path(args.finetune_corpus_path).read_text(encoding="utf-8"))
+            dataset.NameDataset(Path(args.finetune_corpus_path).read_text(encoding="utf-8"), vocab)
         if args.eval_corpus_path is not None:
             require_lines(args.eval_corpus_path, "eval corpus")
             for question in utils.read_questions(args.eval_corpus_path):

@@ -26,7 +26,7 @@ def same_examples(a, b, seed, indices):
 def test_course_style_datasets_give_the_project_examples(world):
     path, _ = world
     vocab = CharCorruptionDataset((path / "wiki.txt").read_text(encoding="utf-8"), 64)
-    names = NameDataset(vocab, (path / "birth_places_train.tsv").read_text(encoding="utf-8"))
+    names = NameDataset((path / "birth_places_train.tsv").read_text(encoding="utf-8"), vocab)
     same_examples(vocab, bench.CourseCharCorruption(vocab), 0, range(len(vocab)))
     same_examples(vocab, bench.CourseCharCorruption(vocab), 100, range(len(vocab)))
     same_examples(names, bench.CourseNameDataset(names), 0, range(len(names)))

@@ -33,7 +33,7 @@ def test_corruption_spec_on_real_lines(corpus):
 
 @pytest.mark.parametrize("name", ["birth_places_train.tsv", "birth_dev.tsv", "birth_test.tsv"])
 def test_finetune_files_build(corpus, name):
-    nd = NameDataset(corpus, (COURSE_DATA / name).read_text(encoding="utf-8"))
+    nd = NameDataset((COURSE_DATA / name).read_text(encoding="utf-8"), corpus)
     assert len(nd) == len(read_questions(COURSE_DATA / name))
     for x, y in nd:
         assert len(x) == len(y) == 127

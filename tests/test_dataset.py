@@ -130,7 +130,7 @@ FINETUNE = "Where was Ana Smith born?\tParis\nWhere was Bö Ng born?\tRome\n"
 
 def test_name_dataset_targets_cover_only_the_answer():
     corpus = CharCorruptionDataset("Where was Ana Smith Bo Ng born? Paris Rome ö\n", 64)
-    nd = NameDataset(corpus, FINETUNE)
+    nd = NameDataset(FINETUNE, corpus)
     assert len(nd) == 2
     x, y = nd[0]
     q = "Where was Ana Smith born?"
@@ -145,8 +145,8 @@ def test_name_dataset_targets_cover_only_the_answer():
 def test_name_dataset_errors_are_clear():
     corpus = CharCorruptionDataset("Where was Ana born? Paris\n", 64)
     with pytest.raises(ValueError, match="line 1 is not 'question<TAB>place'"):
-        NameDataset(corpus, "Where was Ana born? Paris\n")
+        NameDataset("Where was Ana born? Paris\n", corpus)
     with pytest.raises(ValueError, match="not in the vocabulary"):
-        NameDataset(corpus, "Where was Zed born?\tParis\n")
+        NameDataset("Where was Zed born?\tParis\n", corpus)
     with pytest.raises(ValueError, match="longer than the block size"):
-        NameDataset(corpus, "Where was " + "Ana " * 20 + "born?\tParis\n")
+        NameDataset("Where was " + "Ana " * 20 + "born?\tParis\n", corpus)

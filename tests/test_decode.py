@@ -82,7 +82,7 @@ def trained(tmp_path_factory):
     path = tmp_path_factory.mktemp("world")
     people = make_world(path)
     vocab = CharCorruptionDataset((path / "wiki.txt").read_text(encoding="utf-8"), BLOCK)
-    names = NameDataset(vocab, (path / "birth_places_train.tsv").read_text(encoding="utf-8"))
+    names = NameDataset((path / "birth_places_train.tsv").read_text(encoding="utf-8"), vocab)
     random.seed(1)
     corruption = [vocab[i] for i in range(len(vocab))]
     models = {}

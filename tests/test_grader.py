@@ -430,6 +430,10 @@ DATASET_BUGS = {
     "masked length capped at 1/4": (dict(masked_len="min(random.randint(1, n), n // 4)"), ["1e-5-basic"]),
     "masked length from a Gaussian of width 0.1": (dict(masked_len="int(np.random.normal(n / 4, 0.1))"),
                                                    ["1e-5-basic"]),
+    # fixed by the drawn length, which only looks random on lines shorter than the draw
+    "masked length a quarter of the drawn length": (
+        dict(truncate="(drawn := random.randint(4, int(self.block_size * 3 / 4)))", masked_len="min(n, max(1, drawn // 4))"),
+        ["1e-5-basic"]),
     "masked span half of the line": (dict(masked_len="random.randint(1, n)"), ["1e-5-basic"]),
     "y not shifted": (dict(xy="s[:-1], s[:-1]"), ["1e-4-basic"]),
     "mask char swapped with pad": (dict(mask="self.PAD_CHAR"), ["1e-2-basic", "1e-3-basic", "1e-5-basic"]),
@@ -555,12 +559,18 @@ BUGS = {
     "basis C from randn": (
         {"model.py": blocks().replace("nn.init.xavier_uniform_(self.basis)", "nn.init.normal_(self.basis)")},
         ["1g-1-basic"], ["1g-1-basic"]),
+    "basis C from xavier_normal_": (
+        {"model.py": blocks().replace("nn.init.xavier_uniform_(self.basis)", "nn.init.xavier_normal_(self.basis)")},
+        ["1g-1-basic"], ["1g-1-basic"]),
+    "UpProject without residual, layer norm on both": (
+        {"model.py": blocks(up="h = self.cross(self.norm_in(y), self.norm_in(x_input))")}, G_TESTS,
+        ["1g-1-hidden"]),
     "perceiver never enabled (mconf.perceiver not set)": (
         {"helper.py": """
             def initialize_perceiver_model(mconf, bottleneck_dim=32):
                 mconf.bottleneck_dim = bottleneck_dim
                 return GPT(mconf)
-            """}, ["1g-5-basic", "1g-6-basic"], ["1g-5-basic"]),
+            """}, ["1g-5-basic", "1g-6-basic"], ["1g-5-basic", "1g-6-basic"]),
     "perceiver built without the bottleneck setting": (
         {"helper.py": """
             def initialize_perceiver_model(mconf, bottleneck_dim=32):
@@ -683,6 +693,8 @@ OTHER_CORRUPTIONS = {
         truncate="int(torch.randint(4, int(self.block_size * 7 / 8) + 1, ()))",
         masked_len="int(torch.randint(1, max(1, n // 2) + 1, ()))",
         start="int(torch.randint(0, n - masked_len + 1, ()))", closing=False),
+    "truncated to at most the line's own length": corruption(
+        truncate="random.randint(4, max(4, min(len(self.data[idx]), int(self.block_size * 3 / 4))))"),
     "prints every example": corruption(
         masked_len="print('masking', n, 'of', doc) or random.randint(1, max(1, n // 2))"),
 }

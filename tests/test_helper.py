@@ -248,7 +248,7 @@ from submission import GPT, GPTConfig, NameDataset  # the course's tests import 
 
 text = open(WIKI, encoding="utf-8").read()
 corruption = submission.CharCorruptionDataset(text, 64)
-names_data = NameDataset(corruption, open(TRAIN, encoding="utf-8").read())
+names_data = NameDataset(open(TRAIN, encoding="utf-8").read(), corruption)
 mconf = GPTConfig(corruption.vocab_size, 64, n_layer=2, n_head=2, n_embd=32)
 model = submission.initialize_vanilla_model(mconf)
 assert isinstance(model, GPT) and isinstance(model.blocks[0].attn, submission.CausalSelfAttention)

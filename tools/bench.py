@@ -495,7 +495,7 @@ def main():
     data_dir, data_label = find_data(args.data)
     print(f"data        {data_label}")
     vocab = CharCorruptionDataset((data_dir / "wiki.txt").read_text(encoding="utf-8"), BLOCK)
-    names = NameDataset(vocab, (data_dir / "birth_places_train.tsv").read_text(encoding="utf-8"))
+    names = NameDataset((data_dir / "birth_places_train.tsv").read_text(encoding="utf-8"), vocab)
     questions = utils.read_questions(data_dir / "birth_dev.tsv")
     print(f"            {len(vocab)} pretraining lines, vocabulary {vocab.vocab_size}, {len(names)} finetuning "
           f"lines, {len(questions)} dev questions")

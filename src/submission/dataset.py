@@ -106,10 +106,11 @@ class NameDataset(Dataset):
     Non-ASCII characters are dropped from the text first (as the course does).  Each line becomes
         x = question + MASK_CHAR + place + MASK_CHAR + PAD_CHAR...   (length block_size - 1)
         y = PAD over the question, then the characters that follow  (so only the answer is scored)
-    using the vocabulary of the pretraining dataset.
+    using the vocabulary of the pretraining dataset: NameDataset(data, pretraining_dataset), data being the
+    text of the TSV file.
     """
 
-    def __init__(self, pretraining_dataset, data):
+    def __init__(self, data, pretraining_dataset):
         self.MASK_CHAR = pretraining_dataset.MASK_CHAR
         self.PAD_CHAR = pretraining_dataset.PAD_CHAR
         self.itos = pretraining_dataset.itos
@@ -160,7 +161,7 @@ def main(argv=None):
             parser.error(f"data file {path} not found; pass its path with --pretrain_corpus_path or --finetune_corpus_path")
     corruption = CharCorruptionDataset(Path(args.pretrain_corpus_path).read_text(encoding="utf-8"), args.block_size)
     if args.dataset_type == "namedata":
-        _show(NameDataset(corruption, Path(args.finetune_corpus_path).read_text(encoding="utf-8")), corruption.decode)
+        _show(NameDataset(Path(args.finetune_corpus_path).read_text(encoding="utf-8"), corruption), corruption.decode)
     else:
         _show(corruption, corruption.decode)
 

@@ -73,7 +73,7 @@ def finetune(reading_params_path, finetune_corpus_path, pretrain_dataset, block_
         writer=writer,
     )
     with open(finetune_corpus_path, encoding="utf-8") as f:
-        finetune_dataset = NameDataset(pretrain_dataset, f.read())
+        finetune_dataset = NameDataset(f.read(), pretrain_dataset)
     trainer_obj = Trainer(model, finetune_dataset, None, tconf)
     ### END CODE HERE ###
     return tconf, trainer_obj

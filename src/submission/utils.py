@@ -8,7 +8,6 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from .model import DecodeState, NotImplementedPart
 
 
 def set_seed(seed):
@@ -76,6 +75,8 @@ def predict_places(model, questions, vocab, device, batch_size=128):
     they disagree (say, a perceiver block written for the whole sequence only), every question goes
     through predict_place instead, with a note on stderr.
     """
+    from .model import DecodeState  # imported here, so that utils imports beside any model.py
+
     model.eval()
     prompts = [vocab.encode(q + vocab.MASK_CHAR) for q in questions]
     predictions = [None] * len(questions)
@@ -109,6 +110,8 @@ def _decode_step_agrees(model, prompt, device, atol=1e-3):
     pieces fall before and across the perceiver's bottleneck length).  A cheap guard: predict_places
     relies on decode_step, which for the perceiver calls the student's down/up blocks on parts of the
     sequence and of the basis C."""
+    from .model import DecodeState, NotImplementedPart  # imported here, so that utils imports beside any model.py
+
     x = prompt[None, :].to(device)
     n = x.size(1)
     cuts = sorted({0, *range(1, min(n, 3)), n // 3, 2 * n // 3, *range(max(n - 3, 1), n + 1)})
