@@ -51,7 +51,7 @@ def test_course_style_loop_trains_the_trainers_math(world):
 
     path, _ = world
     vocab = CharCorruptionDataset((path / "wiki.txt").read_text(encoding="utf-8"), 64)
-    names = NameDataset(vocab, (path / "birth_places_train.tsv").read_text(encoding="utf-8"))
+    names = NameDataset((path / "birth_places_train.tsv").read_text(encoding="utf-8"), vocab)
     conf = dict(max_epochs=2, batch_size=7, learning_rate=1e-3, lr_decay=True, warmup_tokens=63 * 7 * 3,
                 final_tokens=63 * 7 * 8, num_workers=0, device="cpu", precision="fp32", show_progress=False)
 

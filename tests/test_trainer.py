@@ -166,7 +166,7 @@ def test_a_module_called_layernorm_is_spared_as_in_the_course():
 def test_training_batches_come_in_dataset_order(corpus, world):
     """As the course's DataLoader: no shuffling, every epoch items 0..B-1, then B..2B-1, and so on."""
     path, _ = world
-    names = NameDataset(corpus, (path / "birth_places_train.tsv").read_text(encoding="utf-8"))
+    names = NameDataset((path / "birth_places_train.tsv").read_text(encoding="utf-8"), corpus)
     t = Trainer(GPT(small_config(corpus.vocab_size)), names, None,
                 TrainerConfig(max_epochs=2, batch_size=7, num_workers=0, device="cpu", show_progress=False))
     seen, step = [], t.train_step
