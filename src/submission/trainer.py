@@ -350,9 +350,10 @@ class Trainer:
         optimizer.step()
         if config.lr_decay:
             # As the course: the rate is set after a step, for the next one, so a run's first step uses the
-            # full learning_rate.  Tokens are the course's count, labels >= 0 in the untrimmed batch: every
-            # position of the block (PAD included), so trimming padding leaves the schedule unchanged.
-            self.tokens += int((y >= 0).sum())
+            # full learning_rate.  Tokens are the course's count, labels >= 0 in the untrimmed batch, which is
+            # every position of the block (no label here is negative, PAD is 0): y.numel(), read without
+            # waiting for the GPU.  Trimming padding thus leaves the schedule unchanged.
+            self.tokens += y.numel()
             next_lr = config.learning_rate * lr_multiplier(self.tokens, config)
             for group in optimizer.param_groups:
                 group["lr"] = next_lr
