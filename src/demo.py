@@ -39,6 +39,8 @@ class DemoConfig:
     bottleneck_dim = 32
     # The perceiver's steps cost ~55 % of the vanilla model's, and it needs more of them to memorise the
     # facts (measured: 0 % dev accuracy after 500 epochs, 13 % after 800), so it gets a larger budget.
+    # These budgets were set before the trainer took the course's math (weight decay on embeddings and
+    # LayerNorm weights too, batches in order); the README's demo results say so.
     pretrain_epochs = {"vanilla": 450, "perceiver": 700}
     pretrain_batch, pretrain_lr = 32, 6e-3
     finetune_epochs_pretrained, finetune_epochs_scratch = 10, 75

@@ -39,3 +39,34 @@ def test_course_data_line_lengths(tmp_path):
     vocab = CharCorruptionDataset(text, 128)
     same_examples(vocab, bench.CourseCharCorruption(vocab), 7, range(len(vocab)))
 
+
+
+def test_course_style_loop_trains_the_trainers_math(world):
+    """The speed comparison is fair only if both paths train the same thing: the course-style loop (full
+    blocks, per-character dataset, a new loader per pass) and Trainer (padding trimmed, one loader) must
+    reach the same parameters from the same start, here through a learning-rate warmup and two epochs."""
+    from submission.model import GPT
+    from submission.trainer import Trainer, TrainerConfig
+    from conftest import small_config
+
+    path, _ = world
+    vocab = CharCorruptionDataset((path / "wiki.txt").read_text(encoding="utf-8"), 64)
+    names = NameDataset((path / "birth_places_train.tsv").read_text(encoding="utf-8"), vocab)
+    conf = dict(max_epochs=2, batch_size=7, learning_rate=1e-3, lr_decay=True, warmup_tokens=63 * 7 * 3,
+                final_tokens=63 * 7 * 8, num_workers=0, device="cpu", precision="fp32", show_progress=False)
+
+    def model():
+        torch.manual_seed(0)
+        return GPT(small_config(vocab.vocab_size, dropout=0.0))  # trimmed and full blocks draw different dropout
+
+    ours = Trainer(model(), names, None, TrainerConfig(**conf))
+    ours.train()
+    course = bench.CourseStyleTrainer(model(), bench.CourseNameDataset(names), TrainerConfig(**conf),
+                                      torch.device("cpu"))
+    for _ in range(conf["max_epochs"]):
+        for x, y in course.loader:
+            course.step(x, y)
+    assert course.tokens == ours.tokens == 2 * len(names) * 63
+    theirs = dict(course.model.named_parameters())
+    for name, p in ours.model.named_parameters():
+        assert torch.allclose(p, theirs[name], atol=1e-5), name

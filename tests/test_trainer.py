@@ -10,9 +10,9 @@ import torch
 
 from conftest import ROOT, small_config
 from submission import helper, trainer as trainer_mod
-from submission.dataset import CharCorruptionDataset
+from submission.dataset import CharCorruptionDataset, NameDataset
 from submission.model import GPT
-from submission.trainer import CheckpointError, Trainer, TrainerConfig, lr_multiplier
+from submission.trainer import CheckpointError, Trainer, TrainerConfig, lr_multiplier, make_optimizer
 from submission.utils import set_seed
 
 from test_run import SMALL_FLAGS, run_py
@@ -113,13 +113,93 @@ def test_every_step_is_logged_to_the_csv(corpus, tmp_path):
     assert [int(r["step"]) for r in rows] == list(range(1, 19))
     assert [int(r["epoch"]) for r in rows] == [1] * 6 + [2] * 6 + [3] * 6
     assert [float(r["loss"]) for r in rows] == pytest.approx([l for _, _, l, _ in t.losses], rel=1e-5)
-    # the course's schedule over full blocks: 7 rows of 63 positions a step (41 lines: the last step of an epoch has 6)
+    # the course's schedule over full blocks: 7 rows of 63 positions a step (41 lines: the last step of an epoch
+    # has 6); each step uses the rate set after the one before, so the first uses the full learning rate
     tokens, lrs = 0, []
     for step in range(18):
+        lrs.append(1e-3 * (lr_multiplier(tokens, t.config) if step else 1.0))
         tokens += 63 * (6 if step % 6 == 5 else 7)
-        lrs.append(1e-3 * lr_multiplier(tokens, t.config))
+    assert t.tokens == tokens
     assert [float(r["lr"]) for r in rows] == pytest.approx(lrs, rel=1e-5)
     assert all(float(r["tokens_per_s"]) > 0 for r in rows)
+
+
+# --- the course's math: optimizer groups and data order -------------------------------------------------------
+
+def decay_groups(model):
+    """(decayed names, undecayed names) of make_optimizer's groups, checking the rates on the way."""
+    opt = make_optimizer(model, TrainerConfig(), torch.device("cpu"))
+    assert [g["weight_decay"] for g in opt.param_groups] == [0.1, 0.0]
+    name = {id(p): n for n, p in model.named_parameters()}
+    decayed, undecayed = ({name[id(p)] for p in g["params"]} for g in opt.param_groups)
+    assert len(decayed) + len(undecayed) == len(name)  # every parameter, once
+    return decayed, undecayed
+
+
+@pytest.mark.parametrize("perceiver", [False, True])
+def test_every_parameter_but_the_biases_is_decayed_as_in_the_course(perceiver):
+    model = GPT(small_config(20, perceiver=perceiver))
+    decayed, undecayed = decay_groups(model)
+    assert undecayed == {n for n, _ in model.named_parameters() if n.endswith(".bias")}
+    # the ones a Linear-weights-only rule would spare
+    assert {"tok_emb.weight", "pos_emb", "ln_f.weight", "head.weight"} <= decayed
+    norms = {f"{n}.weight" for n, m in model.named_modules() if isinstance(m, torch.nn.LayerNorm)}
+    assert len(norms) >= 3 and norms <= decayed
+    if perceiver:  # the basis C: bottleneck_dim (8) rows of width n_embd (32), whatever it is called
+        basis = [n for n, p in model.named_parameters() if tuple(p.shape[-2:]) == (8, 32)]
+        assert len(basis) == 1 and basis[0] in decayed
+
+
+def test_a_module_called_layernorm_is_spared_as_in_the_course():
+    """The course's filter also spares names containing "LayerNorm.weight" (Hugging Face's module name); none
+    of ours has it, but a student's block could."""
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.LayerNorm, self.norm, self.proj = torch.nn.LayerNorm(4), torch.nn.LayerNorm(4), torch.nn.Linear(4, 4)
+
+    decayed, undecayed = decay_groups(Block())
+    assert decayed == {"norm.weight", "proj.weight"}
+    assert undecayed == {"LayerNorm.weight", "LayerNorm.bias", "norm.bias", "proj.bias"}
+
+
+def test_training_batches_come_in_dataset_order(corpus, world):
+    """As the course's DataLoader: no shuffling, every epoch items 0..B-1, then B..2B-1, and so on."""
+    path, _ = world
+    names = NameDataset((path / "birth_places_train.tsv").read_text(encoding="utf-8"), corpus)
+    t = Trainer(GPT(small_config(corpus.vocab_size)), names, None,
+                TrainerConfig(max_epochs=2, batch_size=7, num_workers=0, device="cpu", show_progress=False))
+    seen, step = [], t.train_step
+
+    def recording_step(x, y):
+        seen.append((x, y))
+        return step(x, y)
+
+    t.train_step = recording_step
+    t.train()
+    expected = [(torch.stack([names[i][0] for i in range(b, min(b + 7, len(names)))]),
+                 torch.stack([names[i][1] for i in range(b, min(b + 7, len(names)))]))
+                for b in range(0, len(names), 7)] * 2
+    assert len(seen) == len(expected) == 2 * 5  # 30 training lines
+    for (x, y), (ex, ey) in zip(seen, expected):
+        assert torch.equal(x, ex) and torch.equal(y, ey)
+
+
+def test_each_step_uses_the_rate_set_after_the_step_before(corpus, monkeypatch):
+    """The course updates the rate after optimizer.step(), from the tokens seen so far, for the next step: the
+    first step runs at the full learning rate, the second at the rate after one batch's tokens."""
+    used, step = [], torch.optim.AdamW.step
+
+    def recording_step(self, *args, **kwargs):
+        used.append([g["lr"] for g in self.param_groups])
+        return step(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", recording_step)
+    t = make_trainer(corpus, seed=0, max_epochs=1)
+    t.train()
+    tokens = [0] + [63 * 7 * k for k in range(1, 6)]
+    assert used == [[1e-3 * (lr_multiplier(n, t.config) if n else 1.0)] * 2 for n in tokens]
+    assert [lr for *_, lr in t.losses] == [lrs[0] for lrs in used]  # and the log says so
 
 
 class FakeWriter:

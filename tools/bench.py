@@ -11,10 +11,12 @@ the course-style fp32 step varies by up to 1.5x from step to step).
 
 (a) training tokens/s at the course model size (4 layers, 8 heads, width 256, block 128), both
     variants, for a pretraining batch (128 span-corruption examples) and a finetuning batch (256
-    birthplace examples, mostly padding).  Course-style: plain-math attention, fp32, no padding
-    trimming, a dataset that looks up every character in a dictionary, and a new 4-worker DataLoader
-    every epoch (its start-up is measured and spread over the epoch's steps).  Default: the
-    project's Trainer.train_step with its defaults and one persistent 4-worker DataLoader.
+    birthplace examples, mostly padding).  Course-style (CourseStyleTrainer): plain-math attention,
+    fp32, no padding trimming, a dataset that looks up every character in a dictionary, and a new
+    4-worker DataLoader every epoch (its start-up is measured and spread over the epoch's steps).
+    Default: the project's Trainer.train_step with its defaults and one persistent 4-worker
+    DataLoader.  Both train the same math (the course's optimizer groups, data order and schedule;
+    tests/test_bench.py checks they reach the same parameters), so only the speed differs.
     Tokens/s counts every position of the batch (127 per example) for both paths.
 (b) evaluation questions/s on the dev questions: utils.predict_place one question at a time (on a
     subset, extrapolated) against the batched utils.predict_places, and whether they agree.  The
@@ -59,6 +61,7 @@ from submission.trainer import (  # noqa: E402
     Trainer,
     TrainerConfig,
     cpu_has_native_bf16,
+    lr_multiplier,
     make_optimizer,
     pick_device,
     resolve_precision,
@@ -171,7 +174,7 @@ def loader_startup(dataset, batch_size, repeats=3):
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        loader = DataLoader(dataset, shuffle=True, batch_size=batch_size, num_workers=WORKERS)
+        loader = DataLoader(dataset, batch_size=batch_size, num_workers=WORKERS)
         next(iter(loader))
         times.append(time.perf_counter() - t0)
         del loader
@@ -181,6 +184,35 @@ def loader_startup(dataset, batch_size, repeats=3):
 def forever(loader):
     while True:
         yield from loader
+
+
+class CourseStyleTrainer:
+    """The course's training loop, step for step, for timing against ours: the full block in fp32
+    through whatever attention the model was built with, AdamW with the course's groups
+    (make_optimizer), batches in dataset order from a DataLoader whose workers restart every epoch,
+    and the learning rate set after each step for the next one."""
+
+    def __init__(self, model, dataset, config, device):
+        self.model, self.config, self.device = model.to(device), config, device
+        self.optimizer = make_optimizer(model, config, torch.device("cpu"))  # the plain (unfused) AdamW
+        # not persistent: every pass over it starts its workers again, as the course's new loader per epoch
+        self.loader = DataLoader(dataset, batch_size=config.batch_size, num_workers=config.num_workers)
+        self.tokens = 0
+
+    def step(self, x, y):
+        """One training step on the batch; returns the loss."""
+        model, config = self.model, self.config
+        x, y = x.to(self.device), y.to(self.device)
+        _, loss = model(x, y)
+        model.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_norm_clip)
+        self.optimizer.step()
+        if config.lr_decay:
+            self.tokens += int((y >= 0).sum())
+            for group in self.optimizer.param_groups:
+                group["lr"] = config.learning_rate * lr_multiplier(self.tokens, config)
+        return loss.item()
 
 
 class Table:
@@ -219,27 +251,20 @@ def bench_training(kind, fast_ds, course_ds, batch_size, perceiver, rounds, devi
     vocab_size = len(fast_ds.itos)
 
     # course-style: plain math, fp32, no trimming, per-character dataset, a new loader per epoch
-    course_model = build_model(vocab_size, perceiver, attn_impl="math").to(device).train()
-    course_opt = make_optimizer(course_model, TrainerConfig(), torch.device("cpu"))  # the course's AdamW
-    course_loader = DataLoader(course_ds, shuffle=True, batch_size=batch_size, num_workers=WORKERS)
-    course_batches = forever(course_loader)
+    course_model = build_model(vocab_size, perceiver, attn_impl="math").train()
+    course = CourseStyleTrainer(course_model, course_ds, TrainerConfig(batch_size=batch_size, num_workers=WORKERS),
+                                device)
+    course_batches = forever(course.loader)
 
     def course_step():
-        x, y = next(course_batches)
-        x, y = x.to(device), y.to(device)
-        _, loss = course_model(x, y)
-        course_model.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(course_model.parameters(), 1.0)
-        course_opt.step()
-        return loss.item()
+        return course.step(*next(course_batches))
 
     # the project's default path: the Trainer's own step and its persistent loader
     model = build_model(vocab_size, perceiver).train()
     trainer = Trainer(model, fast_ds, None, TrainerConfig(batch_size=batch_size, num_workers=WORKERS,
                                                           device=str(device), show_progress=False))
     trainer.setup()
-    fast_batches = forever(trainer._loader(fast_ds, shuffle=True))
+    fast_batches = forever(trainer._loader(fast_ds))
 
     def fast_step():
         x, y = next(fast_batches)
@@ -277,13 +302,13 @@ def bench_attention_choice(vocab, rounds, device, summary):
                     f"{tps['fused'] / tps['math']:.2f}")
 
 
-def run_steps(model, dataset, steps, batch_size, lr, device, precision="auto", generator=None):
-    """`steps` default-path training steps (Trainer.train_step) on shuffled batches of dataset: the
-    losses and the seconds the steps took."""
+def run_steps(model, dataset, steps, batch_size, lr, device, precision="auto"):
+    """`steps` default-path training steps (Trainer.train_step) on the Trainer's batches of dataset (in
+    dataset order): the losses and the seconds the steps took."""
     trainer = Trainer(model, dataset, None, TrainerConfig(batch_size=batch_size, learning_rate=lr, precision=precision,
                                                           device=str(device), show_progress=False))
     trainer.setup()
-    batches = forever(DataLoader(dataset, shuffle=True, batch_size=batch_size, generator=generator))
+    batches = forever(trainer._loader(dataset))
     t0 = time.perf_counter()
     losses = [trainer.train_step(*next(batches))[0].item() for _ in range(steps)]
     return losses, time.perf_counter() - t0
@@ -364,8 +389,7 @@ def short_run(vocab, precision, steps, seed, device, size):
     random.seed(seed)
     model = build_model(vocab.vocab_size, False, seed=seed, **size)
     torch.manual_seed(seed)
-    losses, elapsed = run_steps(model, vocab, steps, 32, 1e-3, device, precision,
-                                generator=torch.Generator().manual_seed(seed))
+    losses, elapsed = run_steps(model, vocab, steps, 32, 1e-3, device, precision)
     tail = losses[-max(10, steps // 6):]
     return statistics.mean(tail), statistics.stdev(tail) / math.sqrt(len(tail)), elapsed
 
