@@ -44,7 +44,7 @@ SRC = Path(__file__).resolve().parent
 POINTS_FILE = SRC / "points.json"
 GRADER_SCRIPT = SRC / "grader.py"  # the workers run it: it registers the tests, then calls main()
 
-DESCRIPTION = __doc__  # grader.py replaces it with its own docstring (the --help text)
+DESCRIPTION = __doc__  # the --help text: grader.py gives its own docstring through configure()
 PENDING_MESSAGE = "hidden - graded after submission"
 STARTUP_TIMEOUT = 120.0  # seconds for a worker process to import torch and report ready
 IDLE_TIMEOUT = 60.0  # seconds between two tests of one worker (the harness's own work)
