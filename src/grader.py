@@ -823,6 +823,10 @@ def _whole(ctx, ds, line, want=1000, cap=50000):
             found.append((p, m, s))
             if len(found) >= want:
                 break
+    if not found:
+        raise Fail(f"CharCorruptionDataset.__getitem__: {cap:,} examples of a line of {len(line)} characters never "
+                   "kept it whole; with block_size 128 its truncated length may be anything from 4 up to its own "
+                   "length, the line's length included")
     return found
 
 

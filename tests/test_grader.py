@@ -430,6 +430,9 @@ DATASET_BUGS = {
     "masked length capped at 1/4": (dict(masked_len="min(random.randint(1, n), n // 4)"), ["1e-5-basic"]),
     "masked length from a Gaussian of width 0.1": (dict(masked_len="int(np.random.normal(n / 4, 0.1))"),
                                                    ["1e-5-basic"]),
+    "a short line never kept whole": (
+        dict(truncate="random.randint(4, max(4, min(len(self.data[idx]) - 1, int(self.block_size * 3 / 4))))"),
+        ["1e-2-basic", "1e-5-basic"]),
     # fixed by the drawn length, which only looks random on lines shorter than the draw
     "masked length a quarter of the drawn length": (
         dict(truncate="(drawn := random.randint(4, int(self.block_size * 3 / 4)))", masked_len="min(n, max(1, drawn // 4))"),
