@@ -1438,55 +1438,58 @@ _register_predictions("1g-3-hidden", "perceiver.pretrain.test.predictions",
 # attention_exploration.py.  They share one worker (one torch import for eight quick checks).
 
 
+WRITTEN = dict(timeout=20, extra_credit=True, group="written")
+
+
 def _written(ctx, check):
     import grader_written  # next to this file; imports torch, so only inside a worker
 
     getattr(grader_written, check)(ctx.student("attention_exploration"))
 
 
-@grader_test("3a-0-basic", "3a copy_query: c ~= v_j for unit, non-orthogonal keys", timeout=20, extra_credit=True, group="written")
+@grader_test("3a-0-basic", "3a copy_query: c ~= v_j for unit, non-orthogonal keys", **WRITTEN)
 def test_3a_0(ctx):
     """copy_query(k, j) gives a query whose attention output is (nearly) v_j."""
     _written(ctx, "check_3a")
 
 
-@grader_test("3b-0-basic", "3b average_query: c ~= (v_a + v_b)/2 for orthonormal keys", timeout=20, extra_credit=True, group="written")
+@grader_test("3b-0-basic", "3b average_query: c ~= (v_a + v_b)/2 for orthonormal keys", **WRITTEN)
 def test_3b_0(ctx):
     """average_query(k, a, b) gives a query whose output is (nearly) the mean of v_a and v_b."""
     _written(ctx, "check_3b")
 
 
-@grader_test("3c-0-basic", "3c(i) gaussian_average_query: c ~= (v_a + v_b)/2 for keys near the means", timeout=20, extra_credit=True, group="written")
+@grader_test("3c-0-basic", "3c(i) gaussian_average_query: c ~= (v_a + v_b)/2 for keys near the means", **WRITTEN)
 def test_3c_0(ctx):
     """With keys drawn near their means, the query still averages v_a and v_b."""
     _written(ctx, "check_3c")
 
 
-@grader_test("3d-0-basic", "3d(i) two_head_queries: (c1 + c2)/2 ~= (v_a + v_b)/2", timeout=20, extra_credit=True, group="written")
+@grader_test("3d-0-basic", "3d(i) two_head_queries: (c1 + c2)/2 ~= (v_a + v_b)/2", **WRITTEN)
 def test_3d_0(ctx):
     """Two heads whose outputs average to the mean of v_a and v_b."""
     _written(ctx, "check_3d_average")
 
 
-@grader_test("3d-1-basic", "3d(i) two_head_queries: the two heads differ (q1 = q2 is forbidden)", timeout=20, extra_credit=True, group="written")
+@grader_test("3d-1-basic", "3d(i) two_head_queries: the two heads differ (q1 = q2 is forbidden)", **WRITTEN)
 def test_3d_1(ctx):
     """The two heads' queries are not the same query."""
     _written(ctx, "check_3d_distinct")
 
 
-@grader_test("3d-2-basic", "3d(ii) two heads keep c near (v_a + v_b)/2 when k_a is perturbed", timeout=20, extra_credit=True, group="written")
+@grader_test("3d-2-basic", "3d(ii) two heads keep c near (v_a + v_b)/2 when k_a is perturbed", **WRITTEN)
 def test_3d_2(ctx):
     """Under the 3d(ii) perturbation of k_a the two heads keep c near the mean."""
     _written(ctx, "check_3d_spread")
 
 
-@grader_test("3e-0-basic", "3e(ii) kqv_matrices: c2 ~= u_b and c1 ~= u_b - u_c", timeout=20, extra_credit=True, group="written")
+@grader_test("3e-0-basic", "3e(ii) kqv_matrices: c2 ~= u_b and c1 ~= u_b - u_c", **WRITTEN)
 def test_3e_0(ctx):
     """The key/query/value matrices of 3e(ii) give c2 = u_b and c1 = u_b - u_c."""
     _written(ctx, "check_3e")
 
 
-@grader_test("1g-9-basic", "1g attention cost of the vanilla and Perceiver models", timeout=20, extra_credit=True, group="written")
+@grader_test("1g-9-basic", "1g attention cost of the vanilla and Perceiver models", **WRITTEN)
 def test_1g_9(ctx):
     """The attention cost formulas of the vanilla and Perceiver models."""
     _written(ctx, "check_1g")
