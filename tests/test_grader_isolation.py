@@ -52,7 +52,8 @@ def _has_user(pwd, uid):
 
 # -- the planted attacks (each a few lines at the top of a student file) ------------------------------------
 
-READ_SECRETS = '''
+# what a spy reports of one path: READ, or the error it got
+TRY_READ = '''
 import glob as _glob, os as _os
 def _try(path):
     try:
@@ -60,6 +61,9 @@ def _try(path):
         return "READ"
     except OSError as e:
         return type(e).__name__
+'''
+
+READ_SECRETS = TRY_READ + '''
 def _setuid():
     try:
         _os.setuid(0)
@@ -243,14 +247,7 @@ def test_off_root_nothing_changes_but_hidden_tests_are_still_judged(tmp_path, mo
     assert results["score"] == 74, printed[-3000:]
 
 
-GRADE_CLASS_SPY = '''
-import glob as _glob, os as _os
-def _try(path):
-    try:
-        open(path, "rb").read(1)
-        return "READ"
-    except OSError as e:
-        return type(e).__name__
+GRADE_CLASS_SPY = TRY_READ + '''
 _copies = _glob.glob("/tmp/grade_class_ref_*") or ["/tmp/grade_class_ref_x"]
 _mine = _os.path.dirname(_os.getcwd())  # the worker runs in its private folder inside its own sandbox
 _others = [d + "/submission/model.py" for d in _glob.glob("/tmp/grader-sandbox-*") if d != _mine]
