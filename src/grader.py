@@ -288,6 +288,13 @@ def test_1c_2(ctx):
 VANILLA_HIDDEN = dict(vocab=256, block=128, n_layer=4, n_head=8, n_embd=256)
 
 
+def _vanilla_hidden_config(model_module):
+    """The GPTConfig of 1c-0-hidden, from the student's model.py or the reference's."""
+    v = VANILLA_HIDDEN
+    return model_module.GPTConfig(v["vocab"], v["block"], n_layer=v["n_layer"], n_head=v["n_head"],
+                                  n_embd=v["n_embd"])
+
+
 def _vanilla_inputs():
     import torch
 
@@ -304,7 +311,7 @@ def test_1c_0_hidden(ctx):
     helper, model = ctx.student("helper"), ctx.student("model")
     v = VANILLA_HIDDEN
     net = call("initialize_vanilla_model", ctx.submission_dir, helper.initialize_vanilla_model,
-               model.GPTConfig(v["vocab"], v["block"], n_layer=v["n_layer"], n_head=v["n_head"], n_embd=v["n_embd"]))
+               _vanilla_hidden_config(model))
     if net is None:
         raise Fail("initialize_vanilla_model returned None: part (c) in helper.py must return GPT(mconf)")
     shapes = _fill_by_shape(net, v["n_embd"])
@@ -321,8 +328,7 @@ def judge_1c_0_hidden(ctx, report):
 
     v = VANILLA_HIDDEN
     ref_helper, ref_model = ctx.solution("helper"), ctx.solution("model")
-    ref = ref_helper.initialize_vanilla_model(ref_model.GPTConfig(v["vocab"], v["block"], n_layer=v["n_layer"],
-                                                                  n_head=v["n_head"], n_embd=v["n_embd"])).eval()
+    ref = ref_helper.initialize_vanilla_model(_vanilla_hidden_config(ref_model)).eval()
     shapes = _reported_shapes(report)
     _check_shapes(shapes, _fill_by_shape(ref, v["n_embd"]), "the vanilla model")
     with torch.no_grad():
@@ -410,30 +416,32 @@ def _predictions_test(fname):
     """Test of a prediction file: here, beside the student's code, the file is there, has one line per question
     and is what the submitted params produce; the judge (_predictions_judge) counts the correct answers."""
 
-    def run(ctx):
-        split, target = PREDICTIONS[fname]
-        path = ctx.predictions_dir / fname
+    split, target = PREDICTIONS[fname]
+
+    def file_problem(predictions_dir, questions):
+        """Why the prediction file cannot be graded (missing, or not one line per question), or ''."""
+        path = Path(predictions_dir) / fname
         if not path.is_file():
-            raise Fail(f"{fname} is missing from {ctx.predictions_dir}: ./run.sh {target} writes it")
-        predictions = [p.strip() for p in read_prediction_lines(path)]
-        n = count_lines(ctx.data_path(QUESTION_FILES[split]))
-        if len(predictions) != n:
-            raise Fail(f"{fname} has {len(predictions)} lines but there are {n} questions: one predicted place "
-                       "per line, in the order of the questions")
+            return f"{fname} is missing from {predictions_dir}: ./run.sh {target} writes it"
+        if questions is not None:
+            n, lines = count_lines(questions), len(read_prediction_lines(path))
+            if n != lines:
+                return (f"{fname} has {lines} lines but there are {n} questions: one predicted place "
+                        "per line, in the order of the questions")
+        return ""
+
+    def run(ctx):
+        problem = file_problem(ctx.predictions_dir, ctx.data_path(QUESTION_FILES[split]))
+        if problem:
+            raise Fail(problem)
+        predictions = [p.strip() for p in read_prediction_lines(ctx.predictions_dir / fname)]
         _check_against_params(ctx, fname, predictions)
 
     def pending_note(predictions_dir, data_dir):
-        """Where the answers are absent (a student's machine): a local format check, never an expected value."""
-        split, target = PREDICTIONS[fname]
-        path = Path(predictions_dir) / fname
-        if not path.is_file():
-            return f" (note: {fname} is not in {predictions_dir} yet; ./run.sh {target} writes it)"
-        qfile = Path(data_dir) / QUESTION_FILES[split]
-        if qfile.is_file():
-            n, lines = count_lines(qfile), len(read_prediction_lines(path))
-            if n != lines:
-                return f" (note: {fname} has {lines} lines but {qfile.name} has {n} questions)"
-        return ""
+        """Where the answers are absent (a student's machine): the same local check, never an expected value."""
+        questions = Path(data_dir) / QUESTION_FILES[split]
+        problem = file_problem(predictions_dir, questions if questions.is_file() else None)
+        return f" (note: {problem})" if problem else ""
 
     run.predictions_file = fname
     run.pending_note = pending_note
