@@ -15,27 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SUBMISSION = ROOT / "src" / "submission"
 
-CODE_FILES = ["__init__.py", "attention.py", "dataset.py", "helper.py", "model.py", "trainer.py", "utils.py"]
-
-PREDICTION_FILES = [
-    "vanilla.nopretrain.dev.predictions",
-    "vanilla.nopretrain.test.predictions",
-    "vanilla.pretrain.dev.predictions",
-    "vanilla.pretrain.test.predictions",
-    "perceiver.pretrain.dev.predictions",
-    "perceiver.pretrain.test.predictions",
-]
-
-PARAMS_FILES = [
-    "vanilla.model.params",
-    "vanilla.pretrain.params",
-    "vanilla.finetune.params",
-    "perceiver.pretrain.params",
-    "perceiver.finetune.params",
-]
-
-DELIVERABLES = CODE_FILES + PREDICTION_FILES + PARAMS_FILES  # the handout's 18 files
-OPTIONAL_FILES = ["attention_exploration.py"]  # the written part (extra credit), zipped when present
+from course import DELIVERABLES, OPTIONAL_FILES  # noqa: E402  (next to this file; run from anywhere)
 
 
 def deliverables(submission_dir=SUBMISSION):

@@ -20,6 +20,7 @@ import os
 import sys
 from pathlib import Path
 
+import course  # the course's facts: model size, targets, deliverables
 import graderUtil
 from graderUtil import (  # noqa: F401  (some names are re-exported for the instructor's test suite)
     PENDING_MESSAGE, REGISTRY, Fail, call, count_lines, grader_judge, grader_test, load_points, main,
@@ -39,18 +40,11 @@ STUDENT_DEPS = {
     "helper": ["dataset", "attention", "model", "trainer", "utils"],
     "attention_exploration": [],
 }
-# Prediction files: the question file they answer and the run.sh target that writes them.
-PREDICTIONS = {
-    "vanilla.nopretrain.dev.predictions": ("dev", "vanilla_eval_dev_without_pretrain"),
-    "vanilla.nopretrain.test.predictions": ("test", "vanilla_eval_test_without_pretrain"),
-    "vanilla.pretrain.dev.predictions": ("dev", "vanilla_eval_dev_with_pretrain"),
-    "vanilla.pretrain.test.predictions": ("test", "vanilla_eval_test_with_pretrain"),
-    "perceiver.pretrain.dev.predictions": ("dev", "perceiver_eval_dev_with_pretrain"),
-    "perceiver.pretrain.test.predictions": ("test", "perceiver_eval_test_with_pretrain"),
-}
-QUESTION_FILES = {"dev": "birth_dev.tsv", "test": "birth_test_inputs.tsv"}
-GOLD_FILES = {"dev": "birth_dev.tsv", "test": "birth_test.tsv"}
-ANSWERS_FILE = "birth_test.tsv"  # held out: present only where submissions are graded
+# Prediction files: the question set they answer ("dev" or "test") and the run.sh target that writes them.
+PREDICTIONS = {name: (course.WRITTEN_BY[name].data, course.WRITTEN_BY[name].name) for name in course.PREDICTION_FILES}
+QUESTION_FILES = {split: course.DATA_FILES[split] for split in ("dev", "test")}
+GOLD_FILES = course.GOLD_FILES
+ANSWERS_FILE = GOLD_FILES["test"]  # held out: present only where submissions are graded
 
 graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[ANSWERS_FILE],
                      dataset_file="birth_dev.tsv")
@@ -509,23 +503,14 @@ def _register_predictions(tid, fname, description):
 # stripped spaces can fail the one-pass check and still agree), and only until the verdict is sure.
 
 PARAMS_FOR = {  # prediction file: (params file, variant, the run.sh target that writes the params)
-    "vanilla.nopretrain.dev.predictions": ("vanilla.model.params", "vanilla", "vanilla_finetune_without_pretrain"),
-    "vanilla.nopretrain.test.predictions": ("vanilla.model.params", "vanilla", "vanilla_finetune_without_pretrain"),
-    "vanilla.pretrain.dev.predictions": ("vanilla.finetune.params", "vanilla", "vanilla_finetune_with_pretrain"),
-    "vanilla.pretrain.test.predictions": ("vanilla.finetune.params", "vanilla", "vanilla_finetune_with_pretrain"),
-    "perceiver.pretrain.dev.predictions": ("perceiver.finetune.params", "perceiver",
-                                           "perceiver_finetune_with_pretrain"),
-    "perceiver.pretrain.test.predictions": ("perceiver.finetune.params", "perceiver",
-                                            "perceiver_finetune_with_pretrain"),
-}
-COURSE_MODEL = dict(block_size=128, n_layer=4, n_head=8, n_embd=256)  # the handout's model (run.py's defaults)
-COURSE_BOTTLENECK = 32
+    name: (course.WRITTEN_BY[name].reads, course.WRITTEN_BY[name].variant,
+           course.WRITTEN_BY[course.WRITTEN_BY[name].reads].name) for name in course.PREDICTION_FILES}
+COURSE_MODEL = course.MODEL  # the handout's model (run.py's defaults)
 PARAMS_SAMPLE = 500  # questions checked per file (all of the course's 500 dev / 437 test): seconds on one core
 PARAMS_AGREEMENT = 0.95
 # Read once, when the grader is imported and before any student code runs in this process: a submission
 # that set the variable from its own code would otherwise skip the check.
 TRUST_PREDICTIONS = os.environ.get("GRADER_TRUST_PREDICTIONS") == "1"
-ANSWER_CHARS = 32  # characters the course's evaluation decodes after the question
 
 
 def _course_vocab(ctx):
@@ -565,7 +550,7 @@ def _submitted_model(ctx, params_name, variant, target):
         net = call("initialize_vanilla_model", ctx.submission_dir, helper.initialize_vanilla_model, mconf)
     else:
         net = call("initialize_perceiver_model", ctx.submission_dir, helper.initialize_perceiver_model, mconf,
-                   COURSE_BOTTLENECK)
+                   course.BOTTLENECK_DIM)
     if not isinstance(net, torch.nn.Module):
         raise Fail(f"the {variant} model could not be rebuilt: helper.py returned {type(net).__name__}")
     own = dict(net.named_parameters())
@@ -595,7 +580,7 @@ def _is_greedy(ctx, net, questions, answers, stoi):
     verdict = [None] * len(questions)
     groups = {}
     for i, (q, a) in enumerate(zip(questions, answers)):
-        if any(ch not in stoi for ch in a) or MASK in a or len(a) > ANSWER_CHARS:
+        if any(ch not in stoi for ch in a) or MASK in a or len(a) > course.ANSWER_CHARS:
             verdict[i] = False  # no greedy decoding can have written this line
         elif len(q) + 1 + len(a) <= COURSE_MODEL["block_size"]:
             groups.setdefault(len(q) + 1 + len(a), []).append(i)
@@ -605,7 +590,7 @@ def _is_greedy(ctx, net, questions, answers, stoi):
             logits = _model_logits(ctx, net, torch.tensor(seqs, dtype=torch.long))
             for r, i in enumerate(rows):
                 start = len(questions[i])  # the position of the MASK after the question predicts answer[0]
-                wanted = seqs[r][start + 1:] + ([stoi[MASK]] if len(answers[i]) < ANSWER_CHARS else [])
+                wanted = seqs[r][start + 1:] + ([stoi[MASK]] if len(answers[i]) < course.ANSWER_CHARS else [])
                 got = logits[r, start:start + len(wanted)].argmax(dim=-1).tolist()
                 verdict[i] = got == wanted
     return verdict
@@ -613,7 +598,7 @@ def _is_greedy(ctx, net, questions, answers, stoi):
 
 def _greedy_answers(ctx, net, questions, stoi):
     """The course's greedy answer to each question, decoded character by character (text up to the next
-    MASK, at most ANSWER_CHARS characters), one batch per question length so that nothing is padded."""
+    MASK, at most course.ANSWER_CHARS characters), one batch per question length so that nothing is padded."""
     import torch
 
     itos = {i: ch for ch, i in stoi.items()}
@@ -625,7 +610,7 @@ def _greedy_answers(ctx, net, questions, stoi):
         for rows in by_length.values():
             x = torch.tensor([[stoi[ch] for ch in questions[i] + MASK] for i in rows], dtype=torch.long)
             start = x.size(1)
-            for _ in range(ANSWER_CHARS):
+            for _ in range(course.ANSWER_CHARS):
                 logits = _model_logits(ctx, net, x[:, -COURSE_MODEL["block_size"]:])  # the course crops
                 x = torch.cat([x, logits[:, -1, :].argmax(dim=-1, keepdim=True)], dim=1)
                 if (x[:, start:] == stoi[MASK]).any(dim=1).all():

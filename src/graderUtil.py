@@ -181,14 +181,16 @@ class Capture(io.TextIOBase):
         return f"{self.head}\n[... {cut} characters of output cut ...]\n{self.tail}"
 
 
-def load_package(name, directory):
-    """Import the folder `directory` as the top-level package `name` (whatever the folder is called)."""
+def load_package(name, directory, run_init=True):
+    """Import the folder `directory` as the top-level package `name` (whatever the folder is called).  With
+    run_init=False its __init__.py is not run: a package whose __init__ imports every module would otherwise
+    fail whole when one of them is broken, and the broken file could no longer be named."""
     import importlib.machinery
     import importlib.util
 
     directory = Path(directory)
     init = directory / "__init__.py"
-    if init.is_file():
+    if init.is_file() and run_init:
         spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(directory)])
     else:
         spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
@@ -269,7 +271,7 @@ class Context:
         try:
             if module:
                 return importlib.import_module(full)
-            return load_package(package, directory)
+            return load_package(package, directory, run_init=False)  # each module is imported on its own
         except SyntaxError as e:
             file = Path(e.filename).name if e.filename else f"{key}.py"
             self.failed[key] = f"{label}/{file} has a syntax error at line {e.lineno}: {e.msg}"

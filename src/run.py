@@ -25,12 +25,10 @@ import torch
 SRC = Path(__file__).resolve().parent
 sys.path.insert(0, str(SRC))
 
+import course  # noqa: E402  (the course's model size, bottleneck and learning rates)
 from submission import dataset, helper, model, trainer, utils  # noqa: E402
 
-DEFAULT_PRETRAIN_CORPUS = SRC / "data" / "wiki.txt"
-
-# Course model configuration: 4 layers, 8 heads, width 256, blocks of 128 characters.
-COURSE_MODEL = dict(n_layer=4, n_head=8, n_embd=256, block_size=128)
+DEFAULT_PRETRAIN_CORPUS = SRC / "data" / course.DATA_FILES["corpus"]
 
 
 def build_parser():
@@ -44,9 +42,9 @@ def build_parser():
     p.add_argument("--finetune_corpus_path", help="birthplace TSV to finetune on")
     p.add_argument("--eval_corpus_path", help="birthplace TSV whose questions are answered")
     p.add_argument("--outputs_path", help="where evaluate writes one predicted place per line")
-    p.add_argument("--bottleneck_dim", type=int, default=32)
-    p.add_argument("--pretrain_lr", type=float, default=6e-3)
-    p.add_argument("--finetune_lr", type=float, default=6e-4)
+    p.add_argument("--bottleneck_dim", type=int, default=course.BOTTLENECK_DIM)
+    p.add_argument("--pretrain_lr", type=float, default=course.PRETRAIN_LR)
+    p.add_argument("--finetune_lr", type=float, default=course.FINETUNE_LR)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default=None, help="cuda, mps or cpu (default: the fastest available)")
     p.add_argument("--resume", action="store_true",
@@ -56,10 +54,10 @@ def build_parser():
     small.add_argument("--max_epochs", type=int)
     small.add_argument("--batch_size", type=int)
     small.add_argument("--num_workers", type=int)
-    small.add_argument("--n_layer", type=int, default=COURSE_MODEL["n_layer"])
-    small.add_argument("--n_head", type=int, default=COURSE_MODEL["n_head"])
-    small.add_argument("--n_embd", type=int, default=COURSE_MODEL["n_embd"])
-    small.add_argument("--block_size", type=int, default=COURSE_MODEL["block_size"])
+    small.add_argument("--n_layer", type=int, default=course.MODEL["n_layer"])
+    small.add_argument("--n_head", type=int, default=course.MODEL["n_head"])
+    small.add_argument("--n_embd", type=int, default=course.MODEL["n_embd"])
+    small.add_argument("--block_size", type=int, default=course.MODEL["block_size"])
     small.add_argument("--dropout", type=float, help="all three dropout rates (course: 0.1)")
     small.add_argument("--precision", choices=["auto", "bf16", "fp32"], default="auto",
                        help="training precision; auto: bf16 autocast on GPUs that compute it natively (compute "

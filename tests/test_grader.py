@@ -38,13 +38,13 @@ EXTRA_CREDIT = {"3a": 2, "3b": 2, "3c": 3, "3d": 3}
 
 
 def copy_src(dest, mutations=None, append=None):
-    """Copy the grader (grader.py, graderUtil.py, the written part's checks), points.json and the submission
+    """Copy the grader (grader.py, graderUtil.py, the written part's checks, course.py), points.json and the submission
     package into dest/src; apply mutations {file in submission/: [(old, new), ...]} (each `old` must occur, so
     a mutation never silently misses) and append code {file in submission/: text} (a class or function defined
     again at the end of a module replaces the reference's, whatever the reference's code looks like)."""
     src = Path(dest) / "src"
     src.mkdir(parents=True)
-    for name in ("grader.py", "graderUtil.py", "grader_written.py", "attention_simulation.py"):
+    for name in ("grader.py", "graderUtil.py", "grader_written.py", "attention_simulation.py", "course.py"):
         shutil.copy(SRC / name, src / name)
     shutil.copy(SRC / "points.json", src / "points.json")
     shutil.copytree(SRC / "submission", src / "submission",

@@ -8,6 +8,7 @@ import zipfile
 import pytest
 import torch
 
+import course
 from conftest import ROOT
 
 SMALL_FLAGS = ["--n_layer", "2", "--n_head", "2", "--n_embd", "32", "--block_size", "64", "--bottleneck_dim", "8",
@@ -184,8 +185,49 @@ def test_all_targets_in_sequence(world, tmp_path_factory):
         assert sorted(zf.namelist()) == sorted(DELIVERABLES)  # flat: no folder inside the zip
 
 
+def run_sh_targets():
+    """What run.sh does for each target, read from its source: {target: (function, variant, reads, data, writes)}
+    in the form of course.Target, and its data file names {"corpus": "wiki.txt", ...}."""
+    import re
+
+    text = (ROOT / "run.sh").read_text(encoding="utf-8")
+    data_vars = dict(re.findall(r'^(WIKI|TRAIN|DEV|TEST)="\$DATA/([^"]+)"$', text, re.M))
+    split_of = {"$DEV": "dev", "$TEST": "test"}
+    arms = dict(re.findall(r"^  (\w+)\)\n(.*?);;$", text, re.M | re.S))
+    found = {}
+    for name, body in arms.items():
+        calls = [line.split() for line in body.strip().splitlines()]
+        call = calls[-1]
+        need = [c for c in calls[:-1] if c[0] == "need_params"]
+        if call[0] == "pretrain":
+            found[name] = ("pretrain", call[1], None, "corpus", f"{call[1]}.pretrain.params")
+        elif call[0] == "finetune":
+            reads = None if call[2] == '""' else call[2]
+            found[name] = ("finetune", call[1], reads, "train", call[3])
+        elif call[0] == "evaluate":
+            found[name] = ("evaluate", call[1], call[2], split_of[call[3].strip('"')], call[4])
+        else:
+            continue
+        if found[name][2] is not None:  # a target that reads params first names the target that writes them
+            assert need == [["need_params", found[name][2], course.WRITTEN_BY[found[name][2]].name]], name
+    files = {"corpus": data_vars["WIKI"], "train": data_vars["TRAIN"], "dev": data_vars["DEV"],
+             "test": data_vars["TEST"]}
+    listed = re.search(r'^TARGETS="([^"]*)"', text, re.M | re.S).group(1).split()
+    return found, files, listed
+
+
+def test_run_sh_does_what_course_py_says():
+    """course.py is the one home of the targets; run.sh is bash, so this test holds it to the same facts."""
+    found, files, listed = run_sh_targets()
+    assert [t.name for t in course.TARGETS] == TARGETS  # the handout's 11 targets, in its order
+    assert found == {t.name: tuple(t[1:]) for t in course.TARGETS}
+    assert files == course.DATA_FILES
+    assert listed == TARGETS + ["london_baseline", "collect_submission", "demo"]
+    assert sorted(course.PARAMS_FILES + course.PREDICTION_FILES) == sorted(DELIVERABLES)
+
+
 def test_collect_submission_zips_the_18_files_flat(tmp_path):
-    from collect_submission import CODE_FILES, DELIVERABLES as ALL
+    from course import CODE_FILES, DELIVERABLES as ALL
 
     assert len(ALL) == 18 and len(CODE_FILES) == 7
     folder = tmp_path / "submission"

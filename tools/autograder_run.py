@@ -56,7 +56,7 @@ def main():
     os.chmod(work, 0o700)  # root's alone (copytree gave it the starter's mode): the grader's workers get copies
     package = work / "src" / "submission"
     sys.path.insert(0, str(work / "src"))
-    from collect_submission import PARAMS_FILES, PREDICTION_FILES  # the one list of deliverables
+    from course import PARAMS_FILES, PREDICTION_FILES  # the one list of deliverables
 
     allowed = sorted(p.name for p in package.glob("*.py")) + PREDICTION_FILES + PARAMS_FILES
     taken = []
