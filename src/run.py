@@ -25,6 +25,7 @@ import torch
 SRC = Path(__file__).resolve().parent
 sys.path.insert(0, str(SRC))
 
+import params_file  # noqa: E402
 from submission import dataset, helper, model, trainer, utils  # noqa: E402
 
 DEFAULT_PRETRAIN_CORPUS = SRC / "data" / "wiki.txt"
@@ -151,15 +152,18 @@ def check_data(args, vocab):
 
 
 def check_params(args, net):
-    """The parameter file is readable and fits this model (corpus, variant, size), before any training."""
+    """The parameter file is readable and fits this model (corpus, variant, size), before any training.
+    A file from the course's code, which also holds the attention masks, fits: the model is told to keep
+    its own masks when finetune loads the file."""
     if args.reading_params_path is not None:
         try:
-            state = utils.read_params(args.reading_params_path)
+            state = params_file.read_params(args.reading_params_path)
         except ValueError as e:
             raise UserError(str(e)) from None
-        problem = utils.params_problem(net, state, args.reading_params_path)
+        problem = params_file.params_problem(net, state, args.reading_params_path)
         if problem is not None:
             raise UserError(problem)
+        params_file.keep_own_masks(net)
 
 
 def implemented(value, function, part, filename="helper.py"):
@@ -269,7 +273,7 @@ def run_training(args, result, name, part):
 def evaluate(args, net, vocab):
     device = trainer.pick_device(args.device)
     net.to(device)
-    utils.load_params(net, args.reading_params_path)
+    params_file.load_params(net, args.reading_params_path)
     net.eval()
     questions = utils.read_questions(args.eval_corpus_path)
     start = time.time()

@@ -1,4 +1,4 @@
-"""Sampling, birthplace prediction and evaluation, seeding, and loading parameters."""
+"""Sampling, birthplace prediction and evaluation, and seeding."""
 
 import os
 import random
@@ -193,71 +193,6 @@ def evaluate_places(filepath, predicted_places):
         )
     correct = sum(1 for t, p in zip(true_places, predicted_places) if t == p)
     return (float(len(true_places)), float(correct))
-
-
-def read_params(path, device="cpu"):
-    """The state dict saved at path, on device; a file torch cannot read (truncated by an interrupted
-    copy, or not a parameter file at all) is a ValueError that says so in one sentence."""
-    try:
-        state = torch.load(path, map_location=device, weights_only=True)
-    except Exception as e:  # noqa: BLE001 - torch raises many kinds (EOFError, RuntimeError, UnpicklingError)
-        raise ValueError(f"{path} is not a readable parameter file ({type(e).__name__}); it may be truncated or "
-                         "corrupt: train it again or copy it again") from None
-    if not isinstance(state, dict) or not all(torch.is_tensor(v) for v in state.values()):
-        raise ValueError(f"{path} does not hold a state dict of tensors; pass a file written by train()")
-    return state
-
-
-def params_problem(model, state, path):
-    """Why the state dict `state` (read from path) cannot be loaded into model, in one sentence, or None.
-
-    Checked in the order a user can act on: the vocabulary (a different pretraining corpus), the variant,
-    then every other shape (different model-size flags)."""
-    own = model.state_dict()
-    emb = "tok_emb.weight"
-    if emb in state and emb in own and state[emb].shape[0] != own[emb].shape[0]:
-        return (f"{path} was trained on a different pretraining corpus (vocab {state[emb].shape[0]} vs "
-                f"{own[emb].shape[0]} here): pass the corpus it was pretrained on with --pretrain_corpus_path")
-    file_variant = "perceiver" if any(k.startswith(("down_block.", "up_block.")) for k in state) else "vanilla"
-    model_variant = "perceiver" if getattr(model, "perceiver", False) else "vanilla"
-    if file_variant != model_variant:
-        return f"{path} holds {file_variant} parameters but the model is {model_variant}: pass --variant {file_variant}"
-    missing = sorted(k for k in set(own) - set(state) if not _is_mask(k))
-    unexpected = sorted(set(_without_masks(state, own)) - set(own))
-    if missing or unexpected:
-        first = (missing or unexpected)[0]
-        return (f"{path} does not fit this model ({'missing' if missing else 'unexpected'} {first}); use the same "
-                "model-size flags as when it was trained")
-    for k, v in state.items():
-        if k in own and v.shape != own[k].shape:
-            return (f"{path} does not fit this model ({k} is {tuple(v.shape)} there, {tuple(own[k].shape)} here); "
-                    "use the same model-size flags as when it was trained")
-    return None
-
-
-def _is_mask(key):
-    return key == "mask" or key.endswith(".mask")
-
-
-def _without_masks(state, own):
-    # Files trained with the course's code also save each attention layer's causal mask, a buffer that
-    # holds no learned value.  Whichever side lacks it, the model keeps its own: extra mask entries are
-    # dropped, missing ones are taken from the model.
-    kept = {k: v for k, v in state.items() if k in own or not _is_mask(k)}
-    return {**{k: v for k, v in own.items() if _is_mask(k) and k not in kept}, **kept}
-
-
-def load_params(model, path):
-    """Load a state dict saved by train() into model, on whatever device model is (GPU-trained files
-    load on a CPU).  Files from the course's code, which also hold the attention masks, load too.
-    A corrupt file, a file trained on another corpus, of the other variant or of another model size is
-    a ValueError that says which, in one sentence."""
-    state = read_params(path, next(model.parameters()).device)
-    problem = params_problem(model, state, path)
-    if problem is not None:
-        raise ValueError(problem)
-    model.load_state_dict(_without_masks(state, model.state_dict()))
-    return model
 
 
 def write_lines_atomic(path, lines):
