@@ -25,6 +25,7 @@ import torch
 SRC = Path(__file__).resolve().parent
 sys.path.insert(0, str(SRC))
 
+import decoding  # noqa: E402
 import params_file  # noqa: E402
 from submission import dataset, helper, model, trainer, utils  # noqa: E402
 
@@ -145,7 +146,7 @@ def check_data(args, vocab):
             dataset.NameDataset(Path(args.finetune_corpus_path).read_text(encoding="utf-8"), vocab)
         if args.eval_corpus_path is not None:
             require_lines(args.eval_corpus_path, "eval corpus")
-            for question in utils.read_questions(args.eval_corpus_path):
+            for question in decoding.read_questions(args.eval_corpus_path):
                 vocab.encode(question + vocab.MASK_CHAR)
     except ValueError as e:
         raise UserError(str(e)) from None
@@ -275,13 +276,13 @@ def evaluate(args, net, vocab):
     net.to(device)
     params_file.load_params(net, args.reading_params_path)
     net.eval()
-    questions = utils.read_questions(args.eval_corpus_path)
+    questions = decoding.read_questions(args.eval_corpus_path)
     start = time.time()
-    # batched greedy decoding: the same predictions as utils.predict_place one question at a time
-    predictions = utils.predict_places(net, questions, vocab, device)
+    # batched greedy decoding: the same predictions as the course's loop, one question at a time
+    predictions = decoding.predict_places(net, questions, vocab, device)
     if not args.no_progress:
         print(f"answered {len(questions)} questions in {time.time() - start:.1f} s")
-    utils.write_lines_atomic(args.outputs_path, predictions)
+    decoding.write_predictions(args.outputs_path, predictions)
     total, correct = utils.evaluate_places(args.eval_corpus_path, predictions)
     if total > 0:
         print(f"Correct: {correct:.0f} out of {total:.0f}: {correct / total * 100:.2f}%")

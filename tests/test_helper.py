@@ -147,7 +147,7 @@ def with_course_masks(model):
 
 @pytest.mark.parametrize("perceiver", [False, True])
 def test_course_trained_files_with_mask_buffers_load_and_evaluate(corpus, tmp_path, perceiver):
-    from submission.utils import predict_places, read_questions
+    from decoding import predict_places, read_questions
 
     path, ds = corpus
     torch.manual_seed(0)
