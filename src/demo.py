@@ -22,6 +22,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parent
 sys.path.insert(0, str(SRC))
 
+import decoding  # noqa: E402
 from london_baseline import most_common_place  # noqa: E402
 from run import check_corruption_implemented, implemented, trained, training_pair  # noqa: E402
 from submission import dataset, helper, model, utils  # noqa: E402
@@ -74,8 +75,8 @@ def new_model(cfg, vocab_size, variant):
 
 def dev_accuracy(net, corpus, dev_path, device):
     net.eval()
-    questions = utils.read_questions(dev_path)
-    predictions = utils.predict_places(net, questions, corpus, device)
+    questions = decoding.read_questions(dev_path)
+    predictions = decoding.predict_places(net, questions, corpus, device)
     total, correct = utils.evaluate_places(dev_path, predictions)
     return correct / total
 
@@ -89,13 +90,13 @@ def run_seed(seed, world, out_dir, cfg, curves):
     """All four stages for one seed; returns [(stage, accuracy, seconds)]."""
     corpus = dataset.CharCorruptionDataset(read(world / "wiki.txt"), cfg.block_size)
     train_path, dev_path = world / "birth_places_train.tsv", world / "birth_dev.tsv"
-    n_train = len(utils.read_questions(train_path))
+    n_train = len(decoding.read_questions(train_path))
     device = pick_device(None)
     rows = []
 
     start = time.time()
     place = most_common_place(train_path)
-    total, correct = utils.evaluate_places(dev_path, [place] * len(utils.read_questions(dev_path)))
+    total, correct = utils.evaluate_places(dev_path, [place] * len(decoding.read_questions(dev_path)))
     rows.append((f"baseline (always '{place}')", correct / total, time.time() - start))
     report(seed, rows[-1])
 
@@ -194,7 +195,7 @@ def main(argv=None):
         return 1
     stages = [name for name, _, _ in results[seeds[0]]]
     print()
-    print(f"Dev accuracy on {world} ({len(utils.read_questions(world / 'birth_dev.tsv'))} questions)")
+    print(f"Dev accuracy on {world} ({len(decoding.read_questions(world / 'birth_dev.tsv'))} questions)")
     header = f"{'stage':38}" + "".join(f"{'seed ' + str(s):>16}" for s in seeds)
     print(header)
     for i, stage in enumerate(stages):

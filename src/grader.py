@@ -218,7 +218,7 @@ def _finetune_case(ctx, expected, pretrained, perceiver=False):
         for k, (want, got) in enumerate(zip(source.parameters(), model.parameters())):
             if not torch.equal(got.detach().cpu(), want.detach().cpu()):
                 raise Fail("finetune: the pretrained parameters from reading_params_path were not loaded into "
-                           f"the model (utils.load_params(model, reading_params_path)); parameter {k} differs")
+                           f"the model (load the state dict saved there into it); parameter {k} differs")
 
 
 @grader_test("1c-0-basic", "initialize_vanilla_model returns a vanilla GPT built from mconf", timeout=30)

@@ -12,7 +12,8 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parent
 sys.path.insert(0, str(SRC))
 
-from submission.utils import evaluate_places, read_questions  # noqa: E402
+from decoding import read_questions  # noqa: E402
+from submission.utils import evaluate_places  # noqa: E402
 
 
 def most_common_place(train_path):

@@ -26,6 +26,8 @@ SRC = Path(__file__).resolve().parent
 sys.path.insert(0, str(SRC))
 
 import course  # noqa: E402  (the course's model size, bottleneck and learning rates)
+import decoding  # noqa: E402
+import params_file  # noqa: E402
 from submission import dataset, helper, model, trainer, utils  # noqa: E402
 
 DEFAULT_PRETRAIN_CORPUS = SRC / "data" / course.DATA_FILES["corpus"]
@@ -142,22 +144,25 @@ def check_data(args, vocab):
             dataset.NameDataset(Path(args.finetune_corpus_path).read_text(encoding="utf-8"), vocab)
         if args.eval_corpus_path is not None:
             require_lines(args.eval_corpus_path, "eval corpus")
-            for question in utils.read_questions(args.eval_corpus_path):
+            for question in decoding.read_questions(args.eval_corpus_path):
                 vocab.encode(question + vocab.MASK_CHAR)
     except ValueError as e:
         raise UserError(str(e)) from None
 
 
 def check_params(args, net):
-    """The parameter file is readable and fits this model (corpus, variant, size), before any training."""
+    """The parameter file is readable and fits this model (corpus, variant, size), before any training.
+    A file from the course's code, which also holds the attention masks, fits: the model is told to keep
+    its own masks when finetune loads the file."""
     if args.reading_params_path is not None:
         try:
-            state = utils.read_params(args.reading_params_path)
+            state = params_file.read_params(args.reading_params_path)
         except ValueError as e:
             raise UserError(str(e)) from None
-        problem = utils.params_problem(net, state, args.reading_params_path)
+        problem = params_file.params_problem(net, state, args.reading_params_path)
         if problem is not None:
             raise UserError(problem)
+        params_file.keep_own_masks(net)
 
 
 def implemented(value, function, part, filename="helper.py"):
@@ -267,15 +272,15 @@ def run_training(args, result, name, part):
 def evaluate(args, net, vocab):
     device = trainer.pick_device(args.device)
     net.to(device)
-    utils.load_params(net, args.reading_params_path)
+    params_file.load_params(net, args.reading_params_path)
     net.eval()
-    questions = utils.read_questions(args.eval_corpus_path)
+    questions = decoding.read_questions(args.eval_corpus_path)
     start = time.time()
-    # batched greedy decoding: the same predictions as utils.predict_place one question at a time
-    predictions = utils.predict_places(net, questions, vocab, device)
+    # batched greedy decoding: the same predictions as the course's loop, one question at a time
+    predictions = decoding.predict_places(net, questions, vocab, device)
     if not args.no_progress:
         print(f"answered {len(questions)} questions in {time.time() - start:.1f} s")
-    utils.write_lines_atomic(args.outputs_path, predictions)
+    decoding.write_predictions(args.outputs_path, predictions)
     total, correct = utils.evaluate_places(args.eval_corpus_path, predictions)
     if total > 0:
         print(f"Correct: {correct:.0f} out of {total:.0f}: {correct / total * 100:.2f}%")

@@ -5,8 +5,9 @@ import random
 import pytest
 
 from conftest import COURSE_DATA
+from decoding import read_questions
 from submission.dataset import CharCorruptionDataset, NameDataset
-from submission.utils import evaluate_places, read_questions
+from submission.utils import evaluate_places
 from test_dataset import split_example
 
 pytestmark = pytest.mark.skipif(not (COURSE_DATA / "wiki.txt").is_file(),

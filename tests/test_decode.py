@@ -1,5 +1,6 @@
-"""Fast evaluation: incremental decoding (GPT.decode_step) and batched greedy prediction
-(utils.predict_places) must give what the one-question-at-a-time reference path gives."""
+"""Fast evaluation (src/decoding.py): incremental decoding with a key/value cache (CachedDecoder) and
+batched greedy prediction (predict_places) must give what the course's one-question-at-a-time loop
+(predict_place, through utils.sample) gives."""
 
 import random
 
@@ -7,10 +8,10 @@ import pytest
 import torch
 
 from conftest import make_world, small_config
+from decoding import MAX_ANSWER_CHARS, CachedDecoder, predict_place, predict_places
 from submission.dataset import CharCorruptionDataset, NameDataset
-from submission.model import GPT, DecodeState
+from submission.model import GPT
 from submission.trainer import make_optimizer, TrainerConfig
-from submission.utils import MAX_ANSWER_CHARS, predict_place, predict_places
 
 VOCAB, BLOCK = 30, 64
 
@@ -24,16 +25,16 @@ def set_attn_impl(model, impl):
 @pytest.mark.parametrize("impl", ["math", "fused"])
 @pytest.mark.parametrize("perceiver", [False, True])
 @pytest.mark.parametrize("chunks", [[1] * 12, [5, 1, 1, 20, 1], [3, 30, 1, 1], [40, 1, 1]])
-def test_decode_step_matches_full_forward(perceiver, impl, chunks):
+def test_cached_step_matches_full_forward(perceiver, impl, chunks):
     # bottleneck 8: the chunk boundaries fall before, across and after the bottleneck length
     torch.manual_seed(0)
     model = GPT(small_config(VOCAB, BLOCK, perceiver=perceiver, bottleneck_dim=8)).eval()
     torch.nn.init.normal_(model.pos_emb, std=0.5)  # GPT starts them at zero: make positions matter
     set_attn_impl(model, impl)
     idx = torch.randint(0, VOCAB, (3, sum(chunks)))
-    state, start = DecodeState(), 0
+    decoder, start = CachedDecoder(model), 0
     for size in chunks:
-        step = model.decode_step(idx[:, start : start + size], state)
+        step = decoder.step(idx[:, start : start + size])
         start += size
         with torch.no_grad():
             full = model(idx[:, :start])[0][:, -1]
@@ -41,24 +42,39 @@ def test_decode_step_matches_full_forward(perceiver, impl, chunks):
         assert torch.allclose(step, full, atol=1e-5), (start, (step - full).abs().max())
 
 
-def test_decode_state_select_keeps_rows():
+def test_decoder_select_keeps_rows():
     torch.manual_seed(0)
     model = GPT(small_config(VOCAB, BLOCK)).eval()
     torch.nn.init.normal_(model.pos_emb, std=0.5)
     idx = torch.randint(0, VOCAB, (4, 10))
-    state = DecodeState()
-    model.decode_step(idx[:, :6], state)
-    state.select(torch.tensor([3, 1]))
-    step = model.decode_step(idx[[3, 1], 6:], state)
+    decoder = CachedDecoder(model)
+    decoder.step(idx[:, :6])
+    decoder.select(torch.tensor([3, 1]))
+    step = decoder.step(idx[[3, 1], 6:])
     with torch.no_grad():
         full = model(idx[[3, 1]])[0][:, -1]
     assert torch.allclose(step, full, atol=1e-5)
 
 
-def test_decode_step_refuses_training_mode():
+def test_cached_step_refuses_training_mode():
     model = GPT(small_config(VOCAB, BLOCK))
     with pytest.raises(AssertionError, match="eval mode"):
-        model.decode_step(torch.zeros(1, 3, dtype=torch.long), DecodeState())
+        CachedDecoder(model).step(torch.zeros(1, 3, dtype=torch.long))
+
+
+@pytest.mark.parametrize("perceiver", [False, True])
+def test_the_model_is_left_as_it_was(perceiver):
+    """The cache lives in the decoder: after decoding, the attention modules have no instance-level forward
+    left, and the model's forward pass computes what it did before."""
+    torch.manual_seed(0)
+    model = GPT(small_config(VOCAB, BLOCK, perceiver=perceiver, bottleneck_dim=8)).eval()
+    idx = torch.randint(0, VOCAB, (2, 20))
+    with torch.no_grad():
+        before = model(idx)[0]
+        CachedDecoder(model).step(idx)
+        after = model(idx)[0]
+    assert not any("forward" in vars(m) for m in model.modules())
+    assert torch.equal(before, after)
 
 
 def train_briefly(model, datasets, steps=150, seed=0):
@@ -139,7 +155,7 @@ def test_batched_predictions_notice_a_position_shift(trained):
 
 
 def _down_block_for_the_whole_basis_only(model):
-    """A valid DownProjectBlock.forward that decode_step cannot run on part of the basis: it expands C
+    """A valid DownProjectBlock.forward that the cached path cannot run on part of the basis: it expands C
     to exactly bottleneck_dim rows (a student might write this)."""
     block, m = model.down_block, model.config.bottleneck_dim
 
@@ -151,20 +167,20 @@ def _down_block_for_the_whole_basis_only(model):
     return block, "forward", forward
 
 
-def _decode_step_tilted(model):
-    """decode_step that runs but whose logits are wrong (tilted towards later tokens: enough to change
+def _cached_step_tilted(model):
+    """A cached step that runs but whose logits are wrong (tilted towards later tokens: enough to change
     answers, so only the fallback keeps the predictions right)."""
-    original = model.decode_step
+    original = CachedDecoder.step
 
-    def tilted(*args, **kwargs):
-        logits = original(*args, **kwargs)
+    def tilted(self, *args, **kwargs):
+        logits = original(self, *args, **kwargs)
         return logits + torch.linspace(0, 2, logits.size(-1))
 
-    return model, "decode_step", tilted
+    return CachedDecoder, "step", tilted
 
 
-@pytest.mark.parametrize("breakage", [_down_block_for_the_whole_basis_only, _decode_step_tilted])
-def test_batched_predictions_fall_back_when_decode_step_disagrees(trained, breakage, monkeypatch, capsys):
+@pytest.mark.parametrize("breakage", [_down_block_for_the_whole_basis_only, _cached_step_tilted])
+def test_batched_predictions_fall_back_when_cached_decoding_disagrees(trained, breakage, monkeypatch, capsys):
     vocab, models, questions = trained
     model = models[True]
     device = torch.device("cpu")

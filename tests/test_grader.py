@@ -608,7 +608,8 @@ MUTATION_BUGS = {  # small edits of helper.py's student regions
         {"helper.py": [("max_epochs = 10", "max_epochs = 75")]},
         ["1c-1-basic", "1f-1-basic", "1g-7-basic"], ["1f-1-basic", "1g-7-basic"]),
     "finetune ignores the pretrained params": (
-        {"helper.py": [("        load_params(model, reading_params_path)\n", "")]},
+        {"helper.py": [("        model.load_state_dict(torch.load(reading_params_path, map_location=torch.device(\"cpu\")))\n",
+                        "")]},
         ["1c-1-basic", "1f-1-basic"], ["1f-1-basic"]),
     "pretrain with finetune's learning rate": (
         {"helper.py": [("learning_rate=pretrain_lr", "learning_rate=6e-4")]},

@@ -2,7 +2,7 @@
 
 Course-size params (n_layer 4, n_head 8, n_embd 256, block_size 128; ~13 MB) are made here from a random
 initialisation, never committed. Their "own" predictions come from the kit's evaluation path
-(utils.predict_places, a key/value-cache decoder), an implementation independent of the grader's check.
+(decoding.predict_places, a key/value-cache decoder), an implementation independent of the grader's check.
 """
 
 import json
@@ -44,10 +44,10 @@ def sharpen(net, stoi):
 
 
 def predictions_of(net, data, split, ds):
-    from submission import utils
+    import decoding
 
-    questions = utils.read_questions(data / ("birth_dev.tsv" if split == "dev" else "birth_test_inputs.tsv"))
-    return utils.predict_places(net, questions, ds, "cpu")
+    questions = decoding.read_questions(data / ("birth_dev.tsv" if split == "dev" else "birth_test_inputs.tsv"))
+    return decoding.predict_places(net, questions, ds, "cpu")
 
 
 def answers(data, split):

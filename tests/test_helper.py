@@ -1,14 +1,17 @@
-"""helper.py: the exact course hyperparameters, loading and saving parameters."""
+"""helper.py: the exact course hyperparameters, loading and saving parameters (and src/params_file.py,
+which checks and loads parameter files for run.py)."""
+
+from types import SimpleNamespace
 
 import pytest
 import torch
 
 from conftest import small_config
+from params_file import load_params
 from submission import helper
 from submission.dataset import CharCorruptionDataset
 from submission.model import GPT, GPTConfig
 from submission.trainer import Trainer, TrainerConfig, lr_multiplier
-from submission.utils import load_params
 
 
 @pytest.fixture
@@ -70,9 +73,10 @@ def test_finetune_really_loads_the_params(corpus, tmp_path):
         assert torch.equal(a, b), name
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def cuda_tagged_save():
-    """torch.save that records every tensor as living on cuda:0, as a GPU-trained file does."""
+    """torch.save that records every tensor as living on cuda:0, as a GPU-trained file does (registered
+    once: torch cannot sort two packages of the same priority)."""
     state = {"on": False}
 
     def tagger(obj):
@@ -98,6 +102,16 @@ def test_gpu_saved_params_load_on_cpu(tmp_path, cuda_tagged_save):
     with pytest.raises(RuntimeError, match="CUDA"):
         torch.load(tmp_path / "gpu.params", weights_only=True)  # the file really says "cuda"
     model = load_params(GPT(small_config(20)), tmp_path / "gpu.params")
+    assert torch.equal(model.head.weight, source.head.weight)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks loading a GPU file on a CPU-only machine")
+def test_finetune_loads_gpu_saved_params_on_cpu(corpus, tmp_path, cuda_tagged_save):
+    path, ds = corpus
+    source = GPT(small_config(ds.vocab_size))
+    cuda_tagged_save(source.state_dict(), tmp_path / "gpu.params")
+    model = GPT(small_config(ds.vocab_size))
+    helper.finetune(tmp_path / "gpu.params", path / "birth_places_train.tsv", ds, 64, model)
     assert torch.equal(model.head.weight, source.head.weight)
 
 
@@ -133,7 +147,7 @@ def with_course_masks(model):
 
 @pytest.mark.parametrize("perceiver", [False, True])
 def test_course_trained_files_with_mask_buffers_load_and_evaluate(corpus, tmp_path, perceiver):
-    from submission.utils import predict_places, read_questions
+    from decoding import predict_places, read_questions
 
     path, ds = corpus
     torch.manual_seed(0)
@@ -148,6 +162,27 @@ def test_course_trained_files_with_mask_buffers_load_and_evaluate(corpus, tmp_pa
         assert torch.equal(a, b), name
     questions = read_questions(path / "birth_dev.tsv")
     assert predict_places(fresh, questions, ds, "cpu") == predict_places(trained, questions, ds, "cpu")
+
+
+@pytest.mark.parametrize("perceiver", [False, True])
+def test_finetune_from_a_course_trained_file_after_run_checks_it(corpus, tmp_path, perceiver):
+    """finetune loads with a plain load_state_dict, as the course says; run.py's check_params (which runs
+    before it) makes the model keep its own attention masks, so the course's files load there too."""
+    import run
+
+    path, ds = corpus
+    torch.manual_seed(0)
+    source = GPT(small_config(ds.vocab_size, perceiver=perceiver))
+    torch.save(with_course_masks(source), tmp_path / "course.params")
+    torch.manual_seed(1)
+    model = GPT(small_config(ds.vocab_size, perceiver=perceiver))
+    with pytest.raises(RuntimeError, match="Unexpected key"):  # what the check is for
+        helper.finetune(tmp_path / "course.params", path / "birth_places_train.tsv", ds, 64, model)
+    run.check_params(SimpleNamespace(reading_params_path=str(tmp_path / "course.params")), model)
+    helper.finetune(tmp_path / "course.params", path / "birth_places_train.tsv", ds, 64, model)
+    for (name, a), b in zip(model.named_parameters(), source.parameters()):
+        assert torch.equal(a, b), name
+    assert set(model.state_dict()) == set(source.state_dict())  # the model's own masks stay unsaved
 
 
 def test_train_saves_params_and_learns(corpus, tmp_path):

@@ -122,6 +122,20 @@ def test_fused_attention_matches_plain_math(cls):
     assert torch.allclose(plain, attn(*args), atol=1e-5)
 
 
+@pytest.mark.parametrize("impl, fused", [("auto", False), ("math", False), ("fused", True)])
+def test_attn_impl_picks_the_kernel(impl, fused, monkeypatch):
+    """On a CPU, "auto" is the plain math; "fused" goes through scaled_dot_product_attention."""
+    calls = []
+    sdpa = F.scaled_dot_product_attention
+    monkeypatch.setattr(F, "scaled_dot_product_attention", lambda *a, **k: calls.append(1) or sdpa(*a, **k))
+    cfg = small_config(VOCAB, BLOCK)
+    cfg.attn_impl = impl
+    x = torch.randn(2, 9, cfg.n_embd)
+    CausalSelfAttention(cfg)(x)
+    CausalCrossAttention(cfg)(x, x[:1, :4])
+    assert len(calls) == (2 if fused else 0)
+
+
 @pytest.mark.parametrize("perceiver", [False, True])
 def test_fused_model_matches_plain_math(perceiver):
     model = make(perceiver)
@@ -145,8 +159,9 @@ def test_trimming_padding_keeps_loss_and_gradients(perceiver, answer_end):
     y = torch.randint(2, VOCAB, (4, BLOCK - 1))
     y[:, answer_end:] = 0
     y[0, :2] = 0
-    xt, yt = trim_padding(x, y, model.min_length())
-    assert xt.size(1) == max(answer_end, model.min_length())
+    min_len = model.config.bottleneck_dim if perceiver else 1
+    xt, yt = trim_padding(x, y, min_len)
+    assert xt.size(1) == max(answer_end, min_len)
     results = []
     for a, b in ((x, y), (xt, yt)):
         model.zero_grad()

@@ -18,8 +18,8 @@ the course-style fp32 step varies by up to 1.5x from step to step).
     DataLoader.  Both train the same math (the course's optimizer groups, data order and schedule;
     tests/test_bench.py checks they reach the same parameters), so only the speed differs.
     Tokens/s counts every position of the batch (127 per example) for both paths.
-(b) evaluation questions/s on the dev questions: utils.predict_place one question at a time (on a
-    subset, extrapolated) against the batched utils.predict_places, and whether they agree.  The
+(b) evaluation questions/s on the dev questions: decoding.predict_place one question at a time (on a
+    subset, extrapolated) against the batched decoding.predict_places, and whether they agree.  The
     one-at-a-time path always runs 32 full forward passes; the batched one stops when every answer
     is closed, so it is also timed with every answer forced to run the full 32 characters.
 (c) dataset samples/s: the project's pre-encoded datasets against per-character-dictionary ones.
@@ -54,9 +54,9 @@ sys.path.insert(0, str(ROOT / "src"))
 import torch  # noqa: E402
 from torch.utils.data import DataLoader, Dataset  # noqa: E402
 
-from submission import utils  # noqa: E402
+import decoding  # noqa: E402
 from submission.dataset import CharCorruptionDataset, NameDataset  # noqa: E402
-from submission.model import GPT, DecodeState, GPTConfig  # noqa: E402
+from submission.model import GPT, GPTConfig  # noqa: E402
 from submission.trainer import (  # noqa: E402
     Trainer,
     TrainerConfig,
@@ -331,21 +331,21 @@ def bench_evaluation(vocab, names, questions, perceiver, subset, train_steps, de
         for q in some[part::3]:
             sync(device)
             t0 = time.perf_counter()
-            one.append((q, utils.predict_place(model, q, vocab, device)))
+            one.append((q, decoding.predict_place(model, q, vocab, device)))
             sync(device)
             per_question.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        batched = utils.predict_places(model, questions, vocab, device)
+        batched = decoding.predict_places(model, questions, vocab, device)
         sync(device)
         batched_times.append(time.perf_counter() - t0)
     # the batched path's worst case: no answer ever closes (mask id -1 never comes), 32 characters each
     prompts = sorted((p for p in (vocab.encode(q + vocab.MASK_CHAR) for q in questions)
-                      if len(p) + utils.MAX_ANSWER_CHARS - 1 <= model.get_block_size()), key=len)
-    state = DecodeState()
+                      if len(p) + decoding.MAX_ANSWER_CHARS - 1 <= model.get_block_size()), key=len)
+    decoder = decoding.CachedDecoder(model)
     t0 = time.perf_counter()
     with torch.no_grad():
         for b in range(0, len(prompts), 128):
-            utils._greedy_batch(model, prompts[b : b + 128], -1, device, state)
+            decoding.greedy_batch(decoder, prompts[b : b + 128], -1, device)
     sync(device)
     qps_worst = len(prompts) / (time.perf_counter() - t0)
     answer = dict(zip(questions, batched))
@@ -356,7 +356,7 @@ def bench_evaluation(vocab, names, questions, perceiver, subset, train_steps, de
           f"{len(questions)} would take {len(questions) / qps_one:.0f} s)  batched {qps_batched:7.1f} q/s "
           f"({len(questions)} questions in {min(batched_times):.2f} s, best of 3)  ratio {qps_batched / qps_one:.0f}x"
           f"  identical predictions {same}/{len(some)}  (answers: {chars:.1f} characters on average)\n"
-          f"    batched with every answer forced to {utils.MAX_ANSWER_CHARS} characters: {qps_worst:7.1f} q/s, ratio "
+          f"    batched with every answer forced to {decoding.MAX_ANSWER_CHARS} characters: {qps_worst:7.1f} q/s, ratio "
           f"{qps_worst / qps_one:.0f}x", flush=True)
     summary.add(f"{label}, {len(questions)} questions", f"{qps_one:.1f}", f"{qps_batched:.0f} ({chars:.1f} chars)",
                 f"**{qps_batched / qps_one:.0f}×**", f"{qps_worst:.0f} ({qps_worst / qps_one:.0f}×)",
@@ -520,7 +520,7 @@ def main():
     print(f"data        {data_label}")
     vocab = CharCorruptionDataset((data_dir / "wiki.txt").read_text(encoding="utf-8"), BLOCK)
     names = NameDataset((data_dir / "birth_places_train.tsv").read_text(encoding="utf-8"), vocab)
-    questions = utils.read_questions(data_dir / "birth_dev.tsv")
+    questions = decoding.read_questions(data_dir / "birth_dev.tsv")
     print(f"            {len(vocab)} pretraining lines, vocabulary {vocab.vocab_size}, {len(names)} finetuning "
           f"lines, {len(questions)} dev questions")
     course_vocab, course_names = CourseCharCorruption(vocab), CourseNameDataset(names)

@@ -4,10 +4,11 @@ Every function returns its result; a function whose student part is still empty 
 train, saves nothing), and src/run.py then names the function to implement and its part.
 """
 
+import torch
+
 from .dataset import NameDataset
 from .model import GPT
 from .trainer import Trainer, TrainerConfig, save_state_dict
-from .utils import load_params
 
 
 def initialize_vanilla_model(mconf):
@@ -40,9 +41,9 @@ def finetune(reading_params_path, finetune_corpus_path, pretrain_dataset, block_
              writer=None):
     """Parts (c) and (f): set up finetuning on the birthplace questions; return (tconf, trainer_obj).
 
-    - Pretrained or not: when reading_params_path is given (part f), the model starts from the
-      parameters saved there; load them with utils.load_params, which also maps GPU-saved tensors to
-      the model's device.  Without it (part c) the model starts from its random initialisation.
+    - Pretrained or not: when reading_params_path is given (part f), the model starts from the state
+      dict saved there, read onto the CPU (so that a file saved on a GPU loads anywhere) and loaded
+      into model.  Without it (part c) the model starts from its random initialisation.
     - Training data: a NameDataset (dataset.py) built from pretrain_dataset, whose vocabulary it shares,
       and the text of the TSV file at finetune_corpus_path.
     - tconf: a TrainerConfig with exactly these values (the handout's):
@@ -60,7 +61,7 @@ def finetune(reading_params_path, finetune_corpus_path, pretrain_dataset, block_
     ### START CODE HERE ###
     max_epochs = 75
     if reading_params_path is not None:
-        load_params(model, reading_params_path)
+        model.load_state_dict(torch.load(reading_params_path, map_location=torch.device("cpu")))
         max_epochs = 10
     tconf = TrainerConfig(
         max_epochs=max_epochs,

@@ -7,13 +7,11 @@ perceiver: embeddings -> DownProjectBlock (length T -> m = bottleneck_dim)
 References: Karpathy's minGPT; Jaegle et al., "Perceiver: General Perception with Iterative Attention".
 """
 
-import contextlib
-
 import torch
 import torch.nn as nn
 from torch.nn import functional as F
 
-from .attention import CausalCrossAttention, CausalSelfAttention, KVCache
+from .attention import CausalCrossAttention, CausalSelfAttention
 
 
 class GPTConfig:
@@ -198,21 +196,12 @@ class GPT(nn.Module):
     def get_block_size(self):
         return self.block_size
 
-    def min_length(self):
-        """Shortest input that computes the same as a full block on its prefix (used to drop padding).
-        For the perceiver we keep at least the bottleneck length, as the spec asks."""
-        return self.config.bottleneck_dim if self.perceiver else 1
-
-    def _embed(self, idx, start=0):
-        """Token + position embeddings of idx (B, T) placed at positions start .. start + T - 1."""
-        return self.drop(self.tok_emb(idx) + self.pos_emb[:, start : start + idx.size(1), :])
-
     def forward(self, idx, targets=None):
         """idx: (B, T) token ids with T <= block_size.  Returns (logits (B, T, vocab), loss or None).
         The loss is the mean cross entropy over positions whose target is not PAD (id 0)."""
         b, t = idx.size()
         assert t <= self.block_size, f"Cannot forward a sequence of {t} tokens, block size is {self.block_size}"
-        x = self._embed(idx)
+        x = self.drop(self.tok_emb(idx) + self.pos_emb[:, :t, :])  # token + position embeddings
         if self.perceiver:
             x_input = x
             x = _implemented(self.down_block(x), "DownProjectBlock.forward")
@@ -226,77 +215,3 @@ class GPT(nn.Module):
             # fp32 loss even under bf16 autocast; PAD (id 0) positions carry no loss.
             loss = F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=0)
         return logits, loss
-
-    @torch.no_grad()
-    def decode_step(self, idx, state, rows=None):
-        """Incremental decoding, for fast greedy evaluation (utils.predict_places); eval mode only.
-
-        idx (B, T): the tokens at positions state.length .. state.length + T - 1 of B sequences whose
-        earlier positions were passed in previous calls with the same `state` (a DecodeState).
-        Returns the logits of the last of these positions: mathematically the same as
-        self(<all tokens so far>)[0][:, -1], but only the new positions are computed.  rows (a
-        LongTensor of batch indices, default all) selects the rows whose logits are wanted; the
-        result has one row per entry.  Every row's tokens are taken in any case.
-
-        Every attention layer keeps the keys/values it has seen (a KVCache), and the new positions
-        are its queries.  vanilla: the blocks run on the new positions.  perceiver: bottleneck row j
-        only sees inputs 0..j, so it is final as soon as input j is known; the down block (with the
-        basis rows of the new positions as its queries) and the inner blocks run on the new bottleneck
-        rows only, until all m = bottleneck_dim rows exist; the up block runs on the last position.
-        """
-        assert not self.training, "decode_step is for eval mode (call model.eval())"
-        start, end = state.length, state.length + idx.size(1)
-        assert end <= self.block_size, f"Cannot decode position {end - 1}, block size is {self.block_size}"
-        state.length = end
-        x = self._embed(idx, start)
-        if not self.perceiver:
-            with state.attached([blk.attn for blk in self.blocks], start):
-                x = self.blocks(x)
-        else:
-            m = self.config.bottleneck_dim
-            a, b = min(start, m), min(end, m)  # the bottleneck rows that become final now
-            if a < b:
-                with state.attached([self.down_block.attn], a):  # keys: the inputs; queries: basis rows a..b-1
-                    y = torch.func.functional_call(self.down_block, {"C": self.down_block.C[:, a:b]}, (x,))
-                with state.attached([blk.attn for blk in self.blocks], a):
-                    y = self.blocks(y)
-            else:
-                y = x[:, :0]  # no new bottleneck rows: the up block's keys/values are all cached
-            with state.attached([self.up_block.attn], end - 1):
-                x = self.up_block(y, x[:, -1:])  # only the last position's logits are needed
-        x = x[:, -1, :] if rows is None else x[rows, -1, :]
-        return self.head(self.ln_f(x))
-
-
-class DecodeState:
-    """What GPT.decode_step keeps between calls for one batch of sequences decoded together: the
-    number of positions seen and one KVCache per attention layer."""
-
-    def __init__(self):
-        self.caches = {}  # attention module -> KVCache
-        self.reset()
-
-    def reset(self):
-        """Start a new batch (the caches keep their storage, so its memory is reused)."""
-        self.length = 0  # positions given so far
-        for cache in self.caches.values():
-            cache.reset()
-
-    @contextlib.contextmanager
-    def attached(self, modules, q_start):
-        """Give each attention module its KVCache for one call; its queries start at position q_start."""
-        for module in modules:
-            cache = self.caches.setdefault(module, KVCache(module.mask.size(0)))
-            cache.q_start = q_start
-            module.kv_cache = cache
-        try:
-            yield
-        finally:
-            for module in modules:
-                module.kv_cache = None
-
-    def select(self, rows):
-        """Keep the batch rows `rows` (a LongTensor of indices; repeats allowed): drop finished
-        sequences, or copy positions computed once for row 0 to every row."""
-        for cache in self.caches.values():
-            cache.select(rows)

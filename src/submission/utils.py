@@ -1,13 +1,10 @@
-"""Sampling, birthplace prediction and evaluation, seeding, and loading parameters."""
+"""Utilities the assignment gives: seeding, sampling from a model, and scoring predicted birthplaces."""
 
-import os
 import random
-import sys
 
 import numpy as np
 import torch
 from torch.nn import functional as F
-
 
 
 def set_seed(seed):
@@ -19,6 +16,7 @@ def set_seed(seed):
 
 
 def top_k_logits(logits, k):
+    """Keep each row's k largest logits; the others become -inf, probability 0 after the softmax."""
     v, _ = torch.topk(logits, k)
     out = logits.clone()
     out[out < v[:, [-1]]] = -float("inf")
@@ -34,9 +32,10 @@ def sample(model, x, steps, temperature=1.0, sample=False, top_k=None):
     block_size = model.get_block_size()
     model.eval()
     for _ in range(steps):
+        # the model has no position embedding beyond block_size: keep only the latest tokens
         x_cond = x if x.size(1) <= block_size else x[:, -block_size:]
         logits, _ = model(x_cond)
-        logits = logits[:, -1, :] / temperature
+        logits = logits[:, -1, :] / temperature  # the last position's logits predict the next token
         if top_k is not None:
             logits = top_k_logits(logits, top_k)
         probs = F.softmax(logits, dim=-1)
@@ -46,134 +45,6 @@ def sample(model, x, steps, temperature=1.0, sample=False, top_k=None):
             _, ix = torch.topk(probs, k=1, dim=-1)
         x = torch.cat((x, ix), dim=1)
     return x
-
-
-MAX_ANSWER_CHARS = 32  # characters decoded after "question⁇"
-
-
-def predict_place(model, question, vocab, device):
-    """Greedy-decode up to MAX_ANSWER_CHARS characters after question + MASK_CHAR; the prediction
-    is the decoded text up to the next MASK_CHAR.  `vocab` is the pretraining dataset."""
-    x = vocab.encode(question + vocab.MASK_CHAR)[None, :].to(device)
-    out = sample(model, x, MAX_ANSWER_CHARS, sample=False)[0]
-    completion = vocab.decode(out[x.size(1):])
-    return completion.split(vocab.MASK_CHAR)[0]
-
-
-@torch.no_grad()
-def predict_places(model, questions, vocab, device, batch_size=128):
-    """The same predictions as [predict_place(model, q, vocab, device) for q in questions], fast.
-
-    Greedy decoding of many questions at once with GPT.decode_step (each new character costs one
-    position, not a full forward pass), stopping as soon as every question of a batch has produced its
-    closing MASK_CHAR or MAX_ANSWER_CHARS characters.  Questions are sorted by length and batched;
-    every row keeps its exact absolute positions (no left padding): all rows of a batch start from
-    their common prompt length, and a row whose prompt is longer is fed its own prompt characters
-    until its prompt is used up.  A question too long to decode without cropping the context to the
-    block size goes through predict_place.  Runs in the model's own precision (fp32), in eval mode.
-    A cheap check first compares decode_step with the full forward pass on the longest prompt; should
-    they disagree (say, a perceiver block written for the whole sequence only), every question goes
-    through predict_place instead, with a note on stderr.
-    """
-    from .model import DecodeState  # imported here, so that utils imports beside any model.py
-
-    model.eval()
-    prompts = [vocab.encode(q + vocab.MASK_CHAR) for q in questions]
-    predictions = [None] * len(questions)
-    fits = []
-    for i, prompt in enumerate(prompts):
-        if len(prompt) + MAX_ANSWER_CHARS - 1 <= model.get_block_size():
-            fits.append(i)
-        else:  # the reference crops its context here; do exactly what it does
-            predictions[i] = predict_place(model, questions[i], vocab, device)
-    fits.sort(key=lambda i: len(prompts[i]))
-    if fits and not _decode_step_agrees(model, prompts[fits[-1]], device):
-        # e.g. a DownProjectBlock.forward that only accepts the full basis C: stay exact, just slower
-        print("note: batched decoding (GPT.decode_step) disagrees with the model's forward pass, so the "
-              "questions are answered one at a time (exact, but slower)", file=sys.stderr)
-        for i in fits:
-            predictions[i] = predict_place(model, questions[i], vocab, device)
-        return predictions
-    mask_id = vocab.stoi[vocab.MASK_CHAR]
-    state = DecodeState()  # one for all batches: its key/value storage is reused
-    for b in range(0, len(fits), batch_size):
-        rows = fits[b : b + batch_size]
-        answers = _greedy_batch(model, [prompts[i] for i in rows], mask_id, device, state)
-        for i, answer in zip(rows, answers):
-            predictions[i] = vocab.decode(answer).split(vocab.MASK_CHAR)[0]
-    return predictions
-
-
-def _decode_step_agrees(model, prompt, device, atol=1e-3):
-    """Whether GPT.decode_step gives the full forward pass's next-token logits for `prompt` (1-D ids),
-    fed one position at a time, then in pieces of several positions, then one at a time again (so the
-    pieces fall before and across the perceiver's bottleneck length).  A cheap guard: predict_places
-    relies on decode_step, which for the perceiver calls the student's down/up blocks on parts of the
-    sequence and of the basis C."""
-    from .model import DecodeState, NotImplementedPart  # imported here, so that utils imports beside any model.py
-
-    x = prompt[None, :].to(device)
-    n = x.size(1)
-    cuts = sorted({0, *range(1, min(n, 3)), n // 3, 2 * n // 3, *range(max(n - 3, 1), n + 1)})
-    try:
-        full = model(x)[0][0]
-        state = DecodeState()
-        for a, b in zip(cuts, cuts[1:]):
-            step = model.decode_step(x[:, a:b], state)
-            if step.shape != (1, full.size(-1)) or not torch.allclose(step[0], full[b - 1], atol=atol, rtol=atol):
-                return False
-    except NotImplementedPart:  # an empty student part: the exact path would say the same, say it now
-        raise
-    except Exception:  # noqa: BLE001 - any failure of the fast path means: use the exact one
-        return False
-    return True
-
-
-def _greedy_batch(model, prompts, mask_id, device, state):
-    """Greedy answers (lists of ids, up to MAX_ANSWER_CHARS, ending at the first mask_id) for prompts
-    that all fit in the block with MAX_ANSWER_CHARS - 1 more positions.  state: a DecodeState."""
-    n = len(prompts)
-    lengths = torch.tensor([len(p) for p in prompts])
-    seq = torch.zeros(n, int(lengths.max()) + MAX_ANSWER_CHARS, dtype=torch.long)
-    for i, prompt in enumerate(prompts):
-        seq[i, : len(prompt)] = prompt
-    generated = torch.zeros(n, dtype=torch.long)
-    done = torch.zeros(n, dtype=torch.bool)
-    active = torch.arange(n)  # the rows still in the decoding batch
-    state.reset()
-    pos = int(lengths.min())  # the position predicted next
-    # positions every prompt shares (e.g. "Where was ") are computed once, for row 0, then copied
-    same = (seq[:, : pos - 1] == seq[:1, : pos - 1]).all(dim=0)
-    shared = int(same.long().cumprod(0).sum()) if n > 1 else 0
-    if shared:
-        model.decode_step(seq[:1, :shared].to(device), state, rows=torch.zeros(0, dtype=torch.long))
-        state.select(torch.zeros(n, dtype=torch.long, device=device))
-    tokens = seq[:, shared:pos]
-    while True:
-        wanted = ((lengths[active] <= pos) & ~done[active]).nonzero()[:, 0]  # rows whose answer goes on
-        logits = model.decode_step(tokens.to(device), state, rows=wanted.to(device))
-        # the same choice as sample(): the most probable token of the softmax
-        nxt = torch.topk(F.softmax(logits.float(), dim=-1), k=1, dim=-1)[1][:, 0].cpu()
-        rows = active[wanted]
-        seq[rows, pos] = nxt
-        generated[rows] += 1
-        done[rows] |= (nxt == mask_id) | (generated[rows] >= MAX_ANSWER_CHARS)
-        still = ~done[active]
-        if not still.any():
-            break
-        if 8 * int((~still).sum()) >= len(active):  # drop finished rows once they are an eighth of the batch
-            keep = still.nonzero()[:, 0]
-            state.select(keep.to(device))
-            active = active[keep]
-        tokens = seq[active, pos : pos + 1]
-        pos += 1
-    return [seq[i, lengths[i] : lengths[i] + generated[i]].tolist() for i in range(n)]
-
-
-def read_questions(path):
-    """The question column of a birthplace TSV (answers, if present, are ignored)."""
-    with open(path, encoding="utf-8") as f:
-        return [line.rstrip("\r\n").split("\t")[0] for line in f if line.strip()]
 
 
 def evaluate_places(filepath, predicted_places):
@@ -193,77 +64,3 @@ def evaluate_places(filepath, predicted_places):
         )
     correct = sum(1 for t, p in zip(true_places, predicted_places) if t == p)
     return (float(len(true_places)), float(correct))
-
-
-def read_params(path, device="cpu"):
-    """The state dict saved at path, on device; a file torch cannot read (truncated by an interrupted
-    copy, or not a parameter file at all) is a ValueError that says so in one sentence."""
-    try:
-        state = torch.load(path, map_location=device, weights_only=True)
-    except Exception as e:  # noqa: BLE001 - torch raises many kinds (EOFError, RuntimeError, UnpicklingError)
-        raise ValueError(f"{path} is not a readable parameter file ({type(e).__name__}); it may be truncated or "
-                         "corrupt: train it again or copy it again") from None
-    if not isinstance(state, dict) or not all(torch.is_tensor(v) for v in state.values()):
-        raise ValueError(f"{path} does not hold a state dict of tensors; pass a file written by train()")
-    return state
-
-
-def params_problem(model, state, path):
-    """Why the state dict `state` (read from path) cannot be loaded into model, in one sentence, or None.
-
-    Checked in the order a user can act on: the vocabulary (a different pretraining corpus), the variant,
-    then every other shape (different model-size flags)."""
-    own = model.state_dict()
-    emb = "tok_emb.weight"
-    if emb in state and emb in own and state[emb].shape[0] != own[emb].shape[0]:
-        return (f"{path} was trained on a different pretraining corpus (vocab {state[emb].shape[0]} vs "
-                f"{own[emb].shape[0]} here): pass the corpus it was pretrained on with --pretrain_corpus_path")
-    file_variant = "perceiver" if any(k.startswith(("down_block.", "up_block.")) for k in state) else "vanilla"
-    model_variant = "perceiver" if getattr(model, "perceiver", False) else "vanilla"
-    if file_variant != model_variant:
-        return f"{path} holds {file_variant} parameters but the model is {model_variant}: pass --variant {file_variant}"
-    missing = sorted(k for k in set(own) - set(state) if not _is_mask(k))
-    unexpected = sorted(set(_without_masks(state, own)) - set(own))
-    if missing or unexpected:
-        first = (missing or unexpected)[0]
-        return (f"{path} does not fit this model ({'missing' if missing else 'unexpected'} {first}); use the same "
-                "model-size flags as when it was trained")
-    for k, v in state.items():
-        if k in own and v.shape != own[k].shape:
-            return (f"{path} does not fit this model ({k} is {tuple(v.shape)} there, {tuple(own[k].shape)} here); "
-                    "use the same model-size flags as when it was trained")
-    return None
-
-
-def _is_mask(key):
-    return key == "mask" or key.endswith(".mask")
-
-
-def _without_masks(state, own):
-    # Files trained with the course's code also save each attention layer's causal mask, a buffer that
-    # holds no learned value.  Whichever side lacks it, the model keeps its own: extra mask entries are
-    # dropped, missing ones are taken from the model.
-    kept = {k: v for k, v in state.items() if k in own or not _is_mask(k)}
-    return {**{k: v for k, v in own.items() if _is_mask(k) and k not in kept}, **kept}
-
-
-def load_params(model, path):
-    """Load a state dict saved by train() into model, on whatever device model is (GPU-trained files
-    load on a CPU).  Files from the course's code, which also hold the attention masks, load too.
-    A corrupt file, a file trained on another corpus, of the other variant or of another model size is
-    a ValueError that says which, in one sentence."""
-    state = read_params(path, next(model.parameters()).device)
-    problem = params_problem(model, state, path)
-    if problem is not None:
-        raise ValueError(problem)
-    model.load_state_dict(_without_masks(state, model.state_dict()))
-    return model
-
-
-def write_lines_atomic(path, lines):
-    """Write one line per item; the file appears complete or not at all."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        for line in lines:
-            f.write(line + "\n")
-    os.replace(tmp, path)
