@@ -23,6 +23,7 @@ SRC = Path(__file__).resolve().parent
 sys.path.insert(0, str(SRC))
 
 import decoding  # noqa: E402
+import training  # noqa: E402
 from london_baseline import most_common_place  # noqa: E402
 from run import check_corruption_implemented, implemented, trained, training_pair  # noqa: E402
 from submission import dataset, helper, model, utils  # noqa: E402
@@ -54,14 +55,18 @@ def read(path):
     return Path(path).read_text(encoding="utf-8")
 
 
-def scale_down(tconf, cfg, epochs, batch, n_examples):
-    """Override a course TrainerConfig for the demo: epochs, batch size, schedule over this run's tokens."""
+def scale_down(trainer, cfg, epochs, batch, n_examples, device):
+    """Override a course Trainer's config for the demo (epochs, batch size, schedule over this run's tokens),
+    set its device and precision as run.py does, and record its losses: returns the list they go in."""
+    tconf = trainer.config
     total_tokens = epochs * n_examples * (cfg.block_size - 1)
     tconf.max_epochs, tconf.batch_size, tconf.num_workers = epochs, batch, 0
     tconf.warmup_tokens = cfg.warmup_fraction * total_tokens
     tconf.final_tokens = total_tokens
-    tconf.precision, tconf.show_progress = cfg.precision, True
-    return tconf
+    tconf.device, tconf.show_progress = device, True
+    tconf.precision = training.resolve_precision(device, cfg.precision)
+    training.cuda_speedups(trainer)
+    return training.record_losses(trainer)
 
 
 def new_model(cfg, vocab_size, variant):
@@ -86,12 +91,11 @@ def report(seed, row):
     print(f"seed {seed}: {stage}: dev accuracy {accuracy * 100:.1f} % ({seconds:.0f} s)", flush=True)
 
 
-def run_seed(seed, world, out_dir, cfg, curves):
+def run_seed(seed, world, out_dir, cfg, curves, device):
     """All four stages for one seed; returns [(stage, accuracy, seconds)]."""
     corpus = dataset.CharCorruptionDataset(read(world / "wiki.txt"), cfg.block_size)
     train_path, dev_path = world / "birth_places_train.tsv", world / "birth_dev.tsv"
     n_train = len(decoding.read_questions(train_path))
-    device = pick_device(None)
     rows = []
 
     start = time.time()
@@ -102,12 +106,12 @@ def run_seed(seed, world, out_dir, cfg, curves):
 
     def finetune_and_score(name, net, params):
         utils.set_seed(seed)
-        tconf, trainer = training_pair(helper.finetune(params, train_path, corpus, cfg.block_size, net,
-                                                       cfg.finetune_lr), "finetune", "c")
+        _, trainer = training_pair(helper.finetune(params, train_path, corpus, cfg.block_size, net,
+                                                   cfg.finetune_lr), "finetune", "c")
         epochs = cfg.finetune_epochs_pretrained if params else cfg.finetune_epochs_scratch
-        scale_down(tconf, cfg, epochs, cfg.finetune_batch, n_train)
+        losses = scale_down(trainer, cfg, epochs, cfg.finetune_batch, n_train, device)
         trained(net, out_dir / f"{name}.params", trainer)
-        curves.append((seed, name, trainer.losses))
+        curves.append((seed, name, losses))
         return dev_accuracy(net, corpus, dev_path, device)
 
     start = time.time()
@@ -122,11 +126,11 @@ def run_seed(seed, world, out_dir, cfg, curves):
         utils.set_seed(seed)
         net = new_model(cfg, corpus.vocab_size, variant)
         check_corruption_implemented(corpus)
-        tconf, trainer = training_pair(helper.pretrain(corpus, cfg.block_size, net, cfg.pretrain_lr), "pretrain", "f")
-        scale_down(tconf, cfg, cfg.pretrain_epochs[variant], cfg.pretrain_batch, len(corpus))
+        _, trainer = training_pair(helper.pretrain(corpus, cfg.block_size, net, cfg.pretrain_lr), "pretrain", "f")
+        losses = scale_down(trainer, cfg, cfg.pretrain_epochs[variant], cfg.pretrain_batch, len(corpus), device)
         params = out_dir / f"{variant}.pretrain.params"
         trained(net, params, trainer)
-        curves.append((seed, f"{variant}.pretrain", trainer.losses))
+        curves.append((seed, f"{variant}.pretrain", losses))
         acc = finetune_and_score(f"{variant}.finetune", net, params)
         rows.append((f"{variant}, pretrain + finetune", acc, time.time() - start))
         report(seed, rows[-1])
@@ -186,10 +190,11 @@ def main(argv=None):
         cfg.pretrain_epochs = {"vanilla": 2, "perceiver": 2}
         cfg.finetune_epochs_pretrained, cfg.finetune_epochs_scratch = 1, 1
     seeds = [int(s) for s in args.seeds.split(",")]
+    device = pick_device()  # the one choice of device, for every stage
     curves, results = [], {}
     try:
         for seed in seeds:
-            results[seed] = run_seed(seed, world, out_dir, cfg, curves)
+            results[seed] = run_seed(seed, world, out_dir, cfg, curves, device)
     except model.NotImplementedPart as e:  # an empty student part: say which, as run.py does
         print(f"error: {e}", file=sys.stderr)
         return 1

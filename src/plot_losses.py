@@ -4,7 +4,7 @@
 
 Each file is one curve (loss against optimisation step), labelled by its file name; the learning rate goes on
 a second, smaller panel, so a warmup or a decay that went wrong is visible next to the loss it caused.  It can
-run while training is still going: the trainer flushes a row after every step.  matplotlib is optional for the
+run while training is still going: the log gets a row after every step.  matplotlib is optional for the
 kit, so without it this says what to install and exits with status 2.
 """
 

@@ -28,6 +28,7 @@ sys.path.insert(0, str(SRC))
 import course  # noqa: E402  (the course's model size, bottleneck and learning rates)
 import decoding  # noqa: E402
 import params_file  # noqa: E402
+import training  # noqa: E402
 from submission import dataset, helper, model, trainer, utils  # noqa: E402
 
 DEFAULT_PRETRAIN_CORPUS = SRC / "data" / course.DATA_FILES["corpus"]
@@ -206,13 +207,14 @@ def build_model(args, vocab_size):
                        "g")
 
 
-def apply_overrides(tconf, args):
-    """Small-run overrides; everything else stays as the helper set it (the course's values)."""
-    for name in ("max_epochs", "batch_size", "num_workers", "device"):
+def apply_overrides(tconf, args, device):
+    """Small-run overrides, the run's device and its precision (auto resolved for that device); everything else
+    stays as the helper set it (the course's values)."""
+    for name in ("max_epochs", "batch_size", "num_workers"):
         if getattr(args, name) is not None:
             setattr(tconf, name, getattr(args, name))
-    tconf.precision = args.precision
-    tconf.compile = args.compile
+    tconf.device = device
+    tconf.precision = training.resolve_precision(device, args.precision)
     tconf.show_progress = not args.no_progress
 
 
@@ -247,31 +249,28 @@ def trained(net, path, trainer_obj):
         raise model.NotImplementedPart("train", "helper.py", "c")
 
 
-def run_training(args, result, name, part):
+def run_training(args, result, name, part, device):
     tconf, trainer_obj = training_pair(result, name, part)
-    apply_overrides(tconf, args)
-    # resuming and the loss log live beside the params; set here so the course's signatures stay as they are
-    tconf.checkpoint_path = f"{args.writing_params_path}.ckpt"
-    tconf.resume = args.resume
-    tconf.log_path = f"{args.writing_params_path}.log.csv"
-    trainer_obj.device = trainer.pick_device(tconf.device)
-    trainer_obj.model.to(trainer_obj.device)
-    if args.compile and trainer_obj.device.type != "cuda":
-        print(f"note: --compile only applies on CUDA; training on {trainer_obj.device.type} runs uncompiled",
-              file=sys.stderr)
+    apply_overrides(tconf, args, device)
+    if args.compile and device.type != "cuda":
+        print(f"note: --compile only applies on CUDA; training on {device.type} runs uncompiled", file=sys.stderr)
+    training.cuda_speedups(trainer_obj, compile=args.compile)
+    # the checkpoint (for --resume) and the loss log live beside the params, hooked in as callbacks so that the
+    # course's signatures stay as they are
+    checkpoint = Path(f"{args.writing_params_path}.ckpt")
+    training.add_run_callbacks(trainer_obj, checkpoint_path=checkpoint, resume=args.resume,
+                               log_path=f"{args.writing_params_path}.log.csv")
     start = time.time()
     try:
         trained(trainer_obj.model, args.writing_params_path, trainer_obj)
-    except trainer.CheckpointError as e:  # a corrupt or mismatched checkpoint given to --resume
+    except training.CheckpointError as e:  # a corrupt or mismatched checkpoint given to --resume
         raise UserError(str(e)) from None
     print(f"saved {args.writing_params_path} ({time.time() - start:.0f} s)")
     # the params are the run's result now; the checkpoint would only make the next run refuse to start
-    Path(tconf.checkpoint_path).unlink(missing_ok=True)
+    checkpoint.unlink(missing_ok=True)
 
 
-def evaluate(args, net, vocab):
-    device = trainer.pick_device(args.device)
-    net.to(device)
+def evaluate(args, net, vocab, device):
     params_file.load_params(net, args.reading_params_path)
     net.eval()
     questions = decoding.read_questions(args.eval_corpus_path)
@@ -308,18 +307,18 @@ def main(argv=None):
         check_data(args, pretrain_dataset)
         net = build_model(args, pretrain_dataset.vocab_size)
         check_params(args, net)
-        if args.device:
-            net.to(args.device)
+        device = trainer.pick_device(args.device)  # the one choice of device, for training or evaluation
+        net.to(device)
         if args.function == "pretrain":
             check_corruption_implemented(pretrain_dataset)
             result = helper.pretrain(pretrain_dataset, args.block_size, net, args.pretrain_lr)
-            run_training(args, result, "pretrain", "f")
+            run_training(args, result, "pretrain", "f", device)
         elif args.function == "finetune":
             result = helper.finetune(args.reading_params_path, args.finetune_corpus_path, pretrain_dataset,
                                      args.block_size, net, args.finetune_lr)
-            run_training(args, result, "finetune", "c")
+            run_training(args, result, "finetune", "c", device)
         else:
-            evaluate(args, net, pretrain_dataset)
+            evaluate(args, net, pretrain_dataset, device)
     except UserError as e:
         fail(str(e))
     except model.NotImplementedPart as e:

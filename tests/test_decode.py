@@ -81,7 +81,7 @@ def train_briefly(model, datasets, steps=150, seed=0):
     """A few fp32 AdamW steps on a mix of the given datasets, so the model answers with real margins."""
     random.seed(seed)
     torch.manual_seed(seed)
-    opt = make_optimizer(model, TrainerConfig(learning_rate=3e-3), torch.device("cpu"))
+    opt = make_optimizer(model, TrainerConfig(learning_rate=3e-3))
     model.train()
     examples = [ex for ds in datasets for ex in ds]
     for _ in range(steps):

@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+import training
 from conftest import small_config
 from params_file import load_params
 from submission import helper
@@ -192,11 +193,12 @@ def test_train_saves_params_and_learns(corpus, tmp_path):
     tconf, trainer = helper.finetune(None, path / "birth_places_train.tsv", ds, 64, model)
     # 80 steps, the first 20 still warming up: the loss falls to about 0.63 of its start (0.70-0.71 after 15 epochs)
     tconf.max_epochs, tconf.batch_size, tconf.num_workers, tconf.show_progress = 20, 8, 0, False
+    losses = training.record_losses(trainer)
     helper.train(model, tmp_path / "out.params", trainer)
     saved = torch.load(tmp_path / "out.params", weights_only=True)
     assert all(torch.equal(saved[k], v) for k, v in model.state_dict().items())
-    first = sum(l for _, _, l, _ in trainer.losses[:4]) / 4
-    last = sum(l for _, _, l, _ in trainer.losses[-4:]) / 4
+    first = sum(l for _, _, l, _ in losses[:4]) / 4
+    last = sum(l for _, _, l, _ in losses[-4:]) / 4
     assert last < 0.7 * first
 
 
@@ -210,28 +212,39 @@ def test_lr_schedule_warmup_then_cosine_to_ten_percent():
 
 
 def test_precision_rule():
-    from submission import trainer
-
     cpu = torch.device("cpu")
-    assert trainer.resolve_precision(cpu, "fp32") == "fp32"
-    assert trainer.resolve_precision(cpu, "bf16") == "bf16"
-    assert trainer.resolve_precision(cpu, "auto") == ("bf16" if trainer.cpu_has_native_bf16() else "fp32")
-    assert trainer.resolve_precision(torch.device("mps"), "auto") == "fp32"
+    assert training.resolve_precision(cpu, "fp32") == "fp32"
+    assert training.resolve_precision(cpu, "bf16") == "bf16"
+    assert training.resolve_precision(cpu, "auto") == ("bf16" if training.cpu_has_native_bf16() else "fp32")
+    assert training.resolve_precision(torch.device("mps"), "auto") == "fp32"
     with pytest.raises(ValueError, match="unknown precision"):
-        trainer.resolve_precision(cpu, "fp16")
-    with trainer.autocast_context(cpu, "bf16"):
-        assert torch.is_autocast_enabled("cpu")
-    with trainer.autocast_context(cpu, "fp32"):
-        assert not torch.is_autocast_enabled("cpu")
+        training.resolve_precision(cpu, "fp16")
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp32"])
+def test_the_trainer_applies_the_precision_it_is_given(precision):
+    """bf16: every forward pass of training runs under bf16 autocast; fp32: none does."""
+    torch.manual_seed(0)
+    model = GPT(small_config(20))
+    seen, forward = [], model.forward
+
+    def recording_forward(*args, **kwargs):
+        seen.append(torch.is_autocast_enabled("cpu"))
+        return forward(*args, **kwargs)
+
+    model.forward = recording_forward
+    x = torch.randint(1, 20, (8, 16))
+    data = torch.utils.data.TensorDataset(x, x)
+    Trainer(model, data, None, TrainerConfig(max_epochs=1, batch_size=4, device="cpu", precision=precision,
+                                             show_progress=False)).train()
+    assert seen == [precision == "bf16"] * 2
 
 
 def test_loss_stays_fp32_under_bf16_autocast():
-    from submission import trainer
-
     torch.manual_seed(0)
     model = GPT(small_config(20))
     idx = torch.randint(1, 20, (2, 16))
-    with trainer.autocast_context(torch.device("cpu"), "bf16"):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
         logits, loss = model(idx, idx)
     assert logits.dtype == torch.bfloat16 and loss.dtype == torch.float32
     assert all(p.dtype == torch.float32 for p in model.parameters())
@@ -254,9 +267,10 @@ def test_one_dataloader_for_the_whole_run(corpus, tmp_path, monkeypatch):
     model = GPT(small_config(ds.vocab_size))
     tconf, trainer = helper.finetune(None, path / "birth_places_train.tsv", ds, 64, model)
     tconf.max_epochs, tconf.batch_size, tconf.num_workers, tconf.show_progress = 3, 16, 1, False
+    losses = training.record_losses(trainer)
     helper.train(model, tmp_path / "out.params", trainer)
     assert len(made) == 1 and made[0]["persistent_workers"] is True
-    assert {epoch for epoch, *_ in trainer.losses} == {1, 2, 3}
+    assert {epoch for epoch, *_ in losses} == {1, 2, 3}
 
 
 COURSE_STYLE_SCRIPT = """

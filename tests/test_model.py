@@ -9,7 +9,7 @@ from torch.nn import functional as F
 from conftest import small_config
 from submission.attention import CausalCrossAttention, CausalSelfAttention
 from submission.model import GPT, DownProjectBlock, GPTConfig, UpProjectBlock
-from submission.trainer import trim_padding
+from submission.trainer import Trainer, TrainerConfig, trim_padding
 
 VOCAB, BLOCK = 30, 64
 
@@ -159,7 +159,7 @@ def test_trimming_padding_keeps_loss_and_gradients(perceiver, answer_end):
     y = torch.randint(2, VOCAB, (4, BLOCK - 1))
     y[:, answer_end:] = 0
     y[0, :2] = 0
-    min_len = model.config.bottleneck_dim if perceiver else 1
+    min_len = model.config.bottleneck_dim if perceiver else 1  # what the Trainer keeps
     xt, yt = trim_padding(x, y, min_len)
     assert xt.size(1) == max(answer_end, min_len)
     results = []
@@ -171,3 +171,10 @@ def test_trimming_padding_keeps_loss_and_gradients(perceiver, answer_end):
     assert torch.allclose(results[0][0], results[1][0], atol=1e-6)
     for g_full, g_trim in zip(results[0][1], results[1][1]):
         assert torch.allclose(g_full, g_trim, atol=1e-6)
+    # the Trainer's own forward pass trims to that length, and gets the full block's loss
+    lengths, forward = [], model.forward
+    model.forward = lambda idx, targets=None: lengths.append(idx.size(1)) or forward(idx, targets)
+    trainer = Trainer(model, None, None, TrainerConfig())
+    trainer.device = torch.device("cpu")
+    assert torch.allclose(trainer.batch_loss(x, y), results[0][0], atol=1e-6)
+    assert lengths == [max(answer_end, min_len)]

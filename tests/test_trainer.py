@@ -1,5 +1,5 @@
-"""trainer.py: resuming an interrupted run, the loss log, the TensorBoard writer, the precision rule;
-and run.py's --resume around them."""
+"""trainer.py's loop and the course's math; training.py's callbacks around it (resuming an interrupted run,
+the loss log, the TensorBoard writer) and its precision rule; and run.py's --resume around them."""
 
 import csv
 import subprocess
@@ -9,11 +9,13 @@ import pytest
 import torch
 
 from conftest import ROOT, small_config
+import training
 from submission import helper, trainer as trainer_mod
 from submission.dataset import CharCorruptionDataset, NameDataset
 from submission.model import GPT
-from submission.trainer import CheckpointError, Trainer, TrainerConfig, lr_multiplier, make_optimizer
+from submission.trainer import Trainer, TrainerConfig, lr_multiplier, make_optimizer
 from submission.utils import set_seed
+from training import CheckpointError
 
 from test_run import SMALL_FLAGS, run_py
 
@@ -28,27 +30,30 @@ def corpus(world):
     return CharCorruptionDataset((path / "wiki.txt").read_text(encoding="utf-8"), 64)
 
 
-def make_trainer(ds, seed, **extra):
+def make_trainer(ds, seed, checkpoint_path=None, resume=False, log_path=None, **extra):
     """A tiny pretraining run: 3 epochs of 6 steps, dropout on (it draws random numbers), a learning-rate
-    schedule still warming up (so a lost token count changes the result), fp32 on the CPU."""
+    schedule still warming up (so a lost token count changes the result), fp32 on the CPU; with run.py's
+    callbacks.  Returns (trainer, the list of its losses)."""
     set_seed(seed)
     model = GPT(small_config(ds.vocab_size, dropout=0.1))
     conf = dict(max_epochs=3, batch_size=7, learning_rate=1e-3, lr_decay=True, warmup_tokens=64 * 7 * 10,
                 final_tokens=64 * 7 * 30, num_workers=0, device="cpu", precision="fp32", show_progress=False)
     conf.update(extra)
-    return Trainer(model, ds, None, TrainerConfig(**conf))
+    return attach(Trainer(model, ds, None, TrainerConfig(**conf)), checkpoint_path, resume, log_path)
 
 
-def interrupt_after(trainer, steps):
-    """Make trainer's run die after its `steps`-th optimisation step."""
-    step = trainer.train_step
+def attach(trainer, checkpoint_path=None, resume=False, log_path=None):
+    return trainer, training.add_run_callbacks(trainer, checkpoint_path=checkpoint_path, resume=resume,
+                                               log_path=log_path)
 
-    def dying_step(x, y):
-        if trainer.step == steps:
+
+def dies_after(steps):
+    """An on_batch_end callback, registered last, that makes the run die in the step after its `steps`-th
+    optimisation step: that step's update and log row are done, the epoch it may start is not finished."""
+    def die(trainer):
+        if trainer.step == steps + 1:
             raise Interrupted
-        return step(x, y)
-
-    trainer.train_step = dying_step
+    return die
 
 
 def params(model):
@@ -65,19 +70,19 @@ def read_log(path):
 
 
 def test_an_interrupted_run_resumes_to_the_same_parameters(corpus, tmp_path):
-    whole = make_trainer(corpus, seed=0, log_path=tmp_path / "whole.csv")
+    whole, whole_losses = make_trainer(corpus, seed=0, log_path=tmp_path / "whole.csv")
     whole.train()
-    assert len(whole.losses) == 18
+    assert len(whole_losses) == 18
 
     for stop_at in (12, 15):  # at the end of epoch 2; in the middle of epoch 3
         ckpt, log = tmp_path / f"run{stop_at}.ckpt", tmp_path / f"run{stop_at}.csv"
-        first = make_trainer(corpus, seed=0, checkpoint_path=ckpt, log_path=log)
-        interrupt_after(first, stop_at)
+        first, _ = make_trainer(corpus, seed=0, checkpoint_path=ckpt, log_path=log)
+        first.add_callback("on_batch_end", dies_after(stop_at))
         with pytest.raises(Interrupted):
             first.train()
         assert ckpt.is_file()
         # a new process: other random state, other initial weights; everything must come from the checkpoint
-        second = make_trainer(corpus, seed=123, checkpoint_path=ckpt, log_path=log, resume=True)
+        second, second_losses = make_trainer(corpus, seed=123, checkpoint_path=ckpt, log_path=log, resume=True)
         second.train()
 
         expected, got = params(whole.model), params(second.model)
@@ -85,7 +90,7 @@ def test_an_interrupted_run_resumes_to_the_same_parameters(corpus, tmp_path):
         for name in expected:
             assert torch.equal(expected[name], got[name]), f"{name} differs after resuming at step {stop_at}"
         assert second.tokens == whole.tokens and second.step == whole.step == 18
-        assert second.losses == whole.losses
+        assert second_losses == whole_losses
         # the log holds every step once: the rows the interrupted epoch wrote after the checkpoint are redone
         assert without_speed(read_log(log)) == without_speed(read_log(tmp_path / "whole.csv"))
 
@@ -93,26 +98,27 @@ def test_an_interrupted_run_resumes_to_the_same_parameters(corpus, tmp_path):
 def test_resuming_needs_a_matching_checkpoint(corpus, tmp_path):
     ckpt = tmp_path / "run.ckpt"
     with pytest.raises(CheckpointError, match="no checkpoint"):
-        make_trainer(corpus, seed=0, checkpoint_path=ckpt, resume=True).train()
+        make_trainer(corpus, seed=0, checkpoint_path=ckpt, resume=True)[0].train()
     ckpt.write_bytes(b"not a checkpoint")
     with pytest.raises(CheckpointError, match="unreadable"):
-        make_trainer(corpus, seed=0, checkpoint_path=ckpt, resume=True).train()
-    make_trainer(corpus, seed=0, checkpoint_path=ckpt, max_epochs=1).train()  # a valid one, small model
-    conf = make_trainer(corpus, 0, checkpoint_path=ckpt, resume=True).config
-    shorter = Trainer(GPT(small_config(corpus.vocab_size, block_size=32)), corpus, None, conf)
+        make_trainer(corpus, seed=0, checkpoint_path=ckpt, resume=True)[0].train()
+    make_trainer(corpus, seed=0, checkpoint_path=ckpt, max_epochs=1)[0].train()  # a valid one, small model
+    conf = make_trainer(corpus, 0, checkpoint_path=ckpt, resume=True)[0].config
+    shorter, _ = attach(Trainer(GPT(small_config(corpus.vocab_size, block_size=32)), corpus, None, conf), ckpt,
+                        resume=True)
     with pytest.raises(CheckpointError, match="different run"):
         shorter.train()
 
 
 def test_every_step_is_logged_to_the_csv(corpus, tmp_path):
     log = tmp_path / "p.params.log.csv"
-    t = make_trainer(corpus, seed=0, log_path=log)
+    t, losses = make_trainer(corpus, seed=0, log_path=log)
     t.train()
     rows = read_log(log)
     assert list(rows[0]) == ["step", "epoch", "loss", "lr", "tokens_per_s"]
     assert [int(r["step"]) for r in rows] == list(range(1, 19))
     assert [int(r["epoch"]) for r in rows] == [1] * 6 + [2] * 6 + [3] * 6
-    assert [float(r["loss"]) for r in rows] == pytest.approx([l for _, _, l, _ in t.losses], rel=1e-5)
+    assert [float(r["loss"]) for r in rows] == pytest.approx([l for _, _, l, _ in losses], rel=1e-5)
     # the course's schedule over full blocks: 7 rows of 63 positions a step (41 lines: the last step of an epoch
     # has 6); each step uses the rate set after the one before, so the first uses the full learning rate
     tokens, lrs = 0, []
@@ -128,7 +134,7 @@ def test_every_step_is_logged_to_the_csv(corpus, tmp_path):
 
 def decay_groups(model):
     """(decayed names, undecayed names) of make_optimizer's groups, checking the rates on the way."""
-    opt = make_optimizer(model, TrainerConfig(), torch.device("cpu"))
+    opt = make_optimizer(model, TrainerConfig())
     assert [g["weight_decay"] for g in opt.param_groups] == [0.1, 0.0]
     name = {id(p): n for n, p in model.named_parameters()}
     decayed, undecayed = ({name[id(p)] for p in g["params"]} for g in opt.param_groups)
@@ -163,19 +169,21 @@ def test_a_module_called_layernorm_is_spared_as_in_the_course():
     assert undecayed == {"LayerNorm.weight", "LayerNorm.bias", "norm.bias", "proj.bias"}
 
 
-def test_training_batches_come_in_dataset_order(corpus, world):
+def test_training_batches_come_in_dataset_order(corpus, world, monkeypatch):
     """As the course's DataLoader: no shuffling, every epoch items 0..B-1, then B..2B-1, and so on."""
     path, _ = world
     names = NameDataset((path / "birth_places_train.tsv").read_text(encoding="utf-8"), corpus)
     t = Trainer(GPT(small_config(corpus.vocab_size)), names, None,
                 TrainerConfig(max_epochs=2, batch_size=7, num_workers=0, device="cpu", show_progress=False))
-    seen, step = [], t.train_step
+    seen = []
 
-    def recording_step(x, y):
-        seen.append((x, y))
-        return step(x, y)
+    class RecordingLoader(trainer_mod.DataLoader):  # every batch the training loop is given
+        def __iter__(self):
+            for x, y in super().__iter__():
+                seen.append((x, y))
+                yield x, y
 
-    t.train_step = recording_step
+    monkeypatch.setattr(trainer_mod, "DataLoader", RecordingLoader)
     t.train()
     expected = [(torch.stack([names[i][0] for i in range(b, min(b + 7, len(names)))]),
                  torch.stack([names[i][1] for i in range(b, min(b + 7, len(names)))]))
@@ -195,11 +203,11 @@ def test_each_step_uses_the_rate_set_after_the_step_before(corpus, monkeypatch):
         return step(self, *args, **kwargs)
 
     monkeypatch.setattr(torch.optim.AdamW, "step", recording_step)
-    t = make_trainer(corpus, seed=0, max_epochs=1)
+    t, losses = make_trainer(corpus, seed=0, max_epochs=1)
     t.train()
     tokens = [0] + [63 * 7 * k for k in range(1, 6)]
     assert used == [[1e-3 * (lr_multiplier(n, t.config) if n else 1.0)] * 2 for n in tokens]
-    assert [lr for *_, lr in t.losses] == [lrs[0] for lrs in used]  # and the log says so
+    assert [lr for *_, lr in losses] == [lrs[0] for lrs in used]  # and the log says so
 
 
 class FakeWriter:
@@ -212,14 +220,14 @@ class FakeWriter:
 
 def test_a_writer_gets_loss_and_learning_rate(corpus):
     writer = FakeWriter()
-    t = make_trainer(corpus, seed=0, max_epochs=2, writer=writer)
+    t, recorded = make_trainer(corpus, seed=0, max_epochs=2, writer=writer)
     t.train()
     losses = [c for c in writer.calls if c[0] == "train/loss"]
     lrs = [c for c in writer.calls if c[0] == "train/lr"]
     assert len(writer.calls) == len(losses) + len(lrs)
     assert [s for *_, s in losses] == [s for *_, s in lrs] == list(range(1, 13))
-    assert [v for _, v, _ in losses] == pytest.approx([l for _, _, l, _ in t.losses])
-    assert [v for _, v, _ in lrs] == pytest.approx([lr for *_, lr in t.losses])
+    assert [v for _, v, _ in losses] == pytest.approx([l for _, _, l, _ in recorded])
+    assert [v for _, v, _ in lrs] == pytest.approx([lr for *_, lr in recorded])
 
 
 def test_helper_passes_the_writer_on(corpus, world):
@@ -273,9 +281,9 @@ def fake_gpu(monkeypatch, capability, old_torch=False):
 def test_auto_precision_on_gpus(monkeypatch, capability, expected, old_torch):
     fake_gpu(monkeypatch, capability, old_torch)
     cuda = torch.device("cuda")
-    assert trainer_mod.resolve_precision(cuda, "auto") == expected
-    assert trainer_mod.resolve_precision(cuda, "fp32") == "fp32"
-    assert trainer_mod.resolve_precision(cuda, "bf16") == "bf16"
+    assert training.resolve_precision(cuda, "auto") == expected
+    assert training.resolve_precision(cuda, "fp32") == "fp32"
+    assert training.resolve_precision(cuda, "bf16") == "bf16"
 
 
 # --- run.py --resume ------------------------------------------------------------------------------------------
@@ -308,18 +316,18 @@ def test_run_py_resume_finishes_the_run(world, monkeypatch):
     assert not (path / "whole.params.ckpt").exists()  # removed once the params are saved
     assert len(read_log(path / "whole.params.log.csv")) == 2 * 3  # 41 lines, batches of 16
 
-    original = Trainer.train_step
+    original = training.add_run_callbacks
 
-    def dying_step(self, x, y):
-        if self.step == 4:
-            raise Interrupted
-        return original(self, x, y)
+    def with_a_dying_step(trainer, **kwargs):  # run.py's callbacks, then death in the step after the 4th
+        losses = original(trainer, **kwargs)
+        trainer.add_callback("on_batch_end", dies_after(4))
+        return losses
 
-    monkeypatch.setattr(Trainer, "train_step", dying_step)
+    monkeypatch.setattr(training, "add_run_callbacks", with_a_dying_step)
     with pytest.raises(Interrupted):
         run.main(pretrain_args(path))
     assert (path / "v.params.ckpt").is_file() and not (path / "v.params").exists()
-    monkeypatch.setattr(Trainer, "train_step", original)
+    monkeypatch.setattr(training, "add_run_callbacks", original)
     run.main(pretrain_args(path, "--resume"))
     assert not (path / "v.params.ckpt").exists()
     whole = torch.load(path / "whole.params", weights_only=True)

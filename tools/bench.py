@@ -14,9 +14,11 @@ the course-style fp32 step varies by up to 1.5x from step to step).
     birthplace examples, mostly padding).  Course-style (CourseStyleTrainer): plain-math attention,
     fp32, no padding trimming, a dataset that looks up every character in a dictionary, and a new
     4-worker DataLoader every epoch (its start-up is measured and spread over the epoch's steps).
-    Default: the project's Trainer.train_step with its defaults and one persistent 4-worker
-    DataLoader.  Both train the same math (the course's optimizer groups, data order and schedule;
-    tests/test_bench.py checks they reach the same parameters), so only the speed differs.
+    Default: the project's Trainer.train loop, set up as src/run.py sets it up (the precision
+    "auto" resolves to; TF32 and fused AdamW on CUDA), and its one persistent 4-worker DataLoader;
+    a step is timed from the end of the one before.  Both train the same math (the course's
+    optimizer groups, data order and schedule; tests/test_bench.py checks they reach the same
+    parameters), so only the speed differs.
     Tokens/s counts every position of the batch (127 per example) for both paths.
 (b) evaluation questions/s on the dev questions: decoding.predict_place one question at a time (on a
     subset, extrapolated) against the batched decoding.predict_places, and whether they agree.  The
@@ -52,20 +54,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 import torch  # noqa: E402
-from torch.utils.data import DataLoader, Dataset  # noqa: E402
+from torch.utils.data import DataLoader, Dataset, TensorDataset  # noqa: E402
 
 import decoding  # noqa: E402
 from submission.dataset import CharCorruptionDataset, NameDataset  # noqa: E402
 from submission.model import GPT, GPTConfig  # noqa: E402
-from submission.trainer import (  # noqa: E402
-    Trainer,
-    TrainerConfig,
-    cpu_has_native_bf16,
-    lr_multiplier,
-    make_optimizer,
-    pick_device,
-    resolve_precision,
-)
+from submission.trainer import Trainer, TrainerConfig, lr_multiplier, make_optimizer, pick_device  # noqa: E402
+from training import cpu_has_native_bf16, cuda_speedups, resolve_precision  # noqa: E402
 
 COURSE_MODEL = dict(n_layer=4, n_head=8, n_embd=256)
 BLOCK = 128
@@ -186,6 +181,44 @@ def forever(loader):
         yield from loader
 
 
+def default_trainer(model, dataset, device, precision="auto", **conf):
+    """A Trainer on the project's default path, set up as src/run.py sets one up: on `device`, in the
+    precision `precision` resolves to there, with TF32 and fused AdamW on CUDA.  It runs until timed_run
+    stops it."""
+    conf = {"max_epochs": 10**6, "show_progress": False, **conf}
+    tconf = TrainerConfig(device=device, precision=resolve_precision(device, precision), **conf)
+    trainer = Trainer(model, dataset, None, tconf)
+    cuda_speedups(trainer)
+    return trainer
+
+
+class EnoughSteps(Exception):
+    """Raised by timed_run's callback to end a training run once it has timed the steps it wants."""
+
+
+def timed_run(trainer, steps, device):
+    """Run trainer.train() for `steps` optimisation steps: (each step's loss, each step's seconds).  A step
+    is timed from the end of the one before, as training runs them, batch loading included; the first
+    from the start of train(), so it includes the set-up and stands as the warm-up."""
+    losses, times, last = [], [], [time.perf_counter()]
+
+    def on_batch_end(t):
+        sync(device)
+        now = time.perf_counter()
+        losses.append(t.loss)
+        times.append(now - last[0])
+        last[0] = now
+        if len(losses) == steps:
+            raise EnoughSteps
+
+    trainer.add_callback("on_batch_end", on_batch_end)
+    try:
+        trainer.train()
+    except EnoughSteps:
+        pass
+    return losses, times
+
+
 class CourseStyleTrainer:
     """The course's training loop, step for step, for timing against ours: the full block in fp32
     through whatever attention the model was built with, AdamW with the course's groups
@@ -194,7 +227,7 @@ class CourseStyleTrainer:
 
     def __init__(self, model, dataset, config, device):
         self.model, self.config, self.device = model.to(device), config, device
-        self.optimizer = make_optimizer(model, config, torch.device("cpu"))  # the plain (unfused) AdamW
+        self.optimizer = make_optimizer(model, config)  # the plain (unfused) AdamW
         # not persistent: every pass over it starts its workers again, as the course's new loader per epoch
         self.loader = DataLoader(dataset, batch_size=config.batch_size, num_workers=config.num_workers)
         self.tokens = 0
@@ -259,22 +292,14 @@ def bench_training(kind, fast_ds, course_ds, batch_size, perceiver, rounds, devi
     def course_step():
         return course.step(*next(course_batches))
 
-    # the project's default path: the Trainer's own step and its persistent loader
-    model = build_model(vocab_size, perceiver).train()
-    trainer = Trainer(model, fast_ds, None, TrainerConfig(batch_size=batch_size, num_workers=WORKERS,
-                                                          device=str(device), show_progress=False))
-    trainer.setup()
-    fast_batches = forever(trainer._loader(fast_ds))
-
-    def fast_step():
-        x, y = next(fast_batches)
-        loss, _ = trainer.train_step(x, y)
-        return loss.item()
+    # the project's default path: the Trainer's own loop and its persistent loader, the warm-up step untimed
+    model = build_model(vocab_size, perceiver)
+    trainer = default_trainer(model, fast_ds, device, batch_size=batch_size, num_workers=WORKERS)
 
     startup = loader_startup(course_ds, batch_size)
     steps_per_epoch = math.ceil(len(fast_ds) / batch_size)
     course_t = best_step(course_step, rounds, device) + startup / steps_per_epoch
-    fast_t = best_step(fast_step, rounds, device)
+    fast_t = min(timed_run(trainer, rounds + 1, device)[1][1:])
     tokens = batch_size * (BLOCK - 1)
     course_tps, fast_tps = tokens / course_t, tokens / fast_t
     print(f"  {name}: course-style {course_tps:8,.0f} tok/s ({course_t:.2f} s/step, of which loader start-up "
@@ -291,10 +316,11 @@ def bench_attention_choice(vocab, rounds, device, summary):
     for perceiver in (False, True):
         tps = {}
         for impl in ("math", "fused"):
-            model = build_model(vocab.vocab_size, perceiver, attn_impl=impl).train()
-            trainer = Trainer(model, vocab, None, TrainerConfig(device=str(device), show_progress=False))
-            trainer.setup()
-            tps[impl] = x.numel() / best_step(lambda: trainer.train_step(x, y)[0].item(), rounds, device)
+            model = build_model(vocab.vocab_size, perceiver, attn_impl=impl)
+            # the same batch every step, as many steps as timed_run needs (a warm-up, then `rounds`)
+            same_batch = TensorDataset(x.repeat(rounds + 1, 1), y.repeat(rounds + 1, 1))
+            trainer = default_trainer(model, same_batch, device, batch_size=len(x))
+            tps[impl] = x.numel() / min(timed_run(trainer, rounds + 1, device)[1][1:])
         label = "perceiver" if perceiver else "vanilla"
         print(f"  {label} pretraining step, default precision: plain-math attention {tps['math']:8,.0f} tok/s  "
               f"fused SDPA {tps['fused']:8,.0f} tok/s", flush=True)
@@ -303,15 +329,11 @@ def bench_attention_choice(vocab, rounds, device, summary):
 
 
 def run_steps(model, dataset, steps, batch_size, lr, device, precision="auto"):
-    """`steps` default-path training steps (Trainer.train_step) on the Trainer's batches of dataset (in
-    dataset order): the losses and the seconds the steps took."""
-    trainer = Trainer(model, dataset, None, TrainerConfig(batch_size=batch_size, learning_rate=lr, precision=precision,
-                                                          device=str(device), show_progress=False))
-    trainer.setup()
-    batches = forever(trainer._loader(dataset))
-    t0 = time.perf_counter()
-    losses = [trainer.train_step(*next(batches))[0].item() for _ in range(steps)]
-    return losses, time.perf_counter() - t0
+    """`steps` default-path training steps (Trainer.train) on batches of dataset (in dataset order): the
+    losses and the seconds the steps took."""
+    trainer = default_trainer(model, dataset, device, precision, batch_size=batch_size, learning_rate=lr)
+    losses, times = timed_run(trainer, steps, device)
+    return losses, sum(times)
 
 
 # ----------------------------------------------------------------------------------------- (b) evaluation
@@ -418,32 +440,36 @@ def memory_child(args):
     data_dir = Path(args.memory_child[2])
     vocab = CharCorruptionDataset((data_dir / "wiki.txt").read_text(encoding="utf-8"), BLOCK)
     perceiver, path = args.memory_child[0] == "perceiver", args.memory_child[1]
-    model = build_model(vocab.vocab_size, perceiver, attn_impl="math" if path == "course" else "auto")
-    tconf = TrainerConfig(batch_size=128, device=str(device), show_progress=False, num_workers=0)
-    if path == "course":
-        tconf.precision, tconf.trim_padding = "fp32", False
-    trainer = Trainer(model, vocab, None, tconf)
-    trainer.setup()
+    model = build_model(vocab.vocab_size, perceiver, attn_impl="math" if path == "course" else "auto").to(device)
     random.seed(0)
     x, y = next(iter(DataLoader(vocab, batch_size=128)))
+    if path == "course":  # the course's step: fp32, full blocks
+        course = CourseStyleTrainer(model, vocab, TrainerConfig(batch_size=128, num_workers=0), device)
+
+        def two_steps():
+            course.step(x, y)
+            course.step(x, y)
+    else:  # two steps of the Trainer's loop on that batch
+        trainer = default_trainer(model, TensorDataset(x.repeat(2, 1), y.repeat(2, 1)), device, batch_size=128,
+                                  max_epochs=1)
+
+        def two_steps():
+            trainer.train()
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
         base = torch.cuda.memory_allocated()
-        trainer.train_step(x, y)
-        trainer.train_step(x, y)
+        two_steps()
         peak = torch.cuda.max_memory_allocated() - base
     elif proc_status("VmRSS") is not None:  # Linux
         base = proc_status("VmRSS")
         with open("/proc/self/clear_refs", "w") as f:  # reset the peak mark (VmHWM) to the current RSS
             f.write("5")
-        trainer.train_step(x, y)
-        trainer.train_step(x, y)
+        two_steps()
         peak = proc_status("VmHWM") - base
     else:  # no /proc: growth of ru_maxrss (bytes on macOS, KiB elsewhere); a lower bound
         unit = 1 if sys.platform == "darwin" else 1024
         base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * unit
-        trainer.train_step(x, y)
-        trainer.train_step(x, y)
+        two_steps()
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * unit - base
     print(f"{peak / 2**20:.0f}")
 

@@ -1,0 +1,256 @@
+"""What the drivers (src/run.py, src/demo.py) add around the course's Trainer (src/submission/trainer.py).
+
+The Trainer applies what it is given: a device and a precision, bf16 or fp32.  The decisions and the
+bookkeeping of a long run live here, and hook into the Trainer's loop as callbacks (Trainer.add_callback):
+- resolve_precision: --precision auto means bf16 autocast where the hardware computes bf16 natively, else fp32;
+- cuda_speedups: TF32 matmuls, a fused AdamW and, if asked, torch.compile, on CUDA only;
+- record_losses, log_losses_csv, log_to_writer: every step's loss and learning rate, in a list, in the CSV
+  file <params>.log.csv (src/plot_losses.py draws it) and to a TensorBoard writer;
+- keep_checkpoint: the whole training state after every epoch, and --resume from it;
+- add_run_callbacks: all of that bookkeeping at once, in the order it must run, as run.py uses it.
+"""
+
+import csv
+import os
+import random
+import time
+
+import numpy as np
+import torch
+
+from submission.trainer import make_optimizer, pick_device
+
+# ----------------------------------------------------------------------------------------- precision
+
+
+def cpu_has_native_bf16():
+    """True if this CPU computes bf16 natively (AVX512-BF16 or AMX), where bf16 autocast is fast.
+    Elsewhere bf16 on a CPU is emulated and usually slower than fp32."""
+    cpu = getattr(torch, "cpu", None)
+    for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"):
+        check = getattr(cpu, name, None)
+        try:
+            if check is not None and check():
+                return True
+        except (RuntimeError, AttributeError):
+            pass
+    try:  # older torch builds without the checks above: ask the kernel (Linux only)
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            flags = f.read().split()
+        return "avx512_bf16" in flags or "amx_bf16" in flags
+    except OSError:
+        return False
+
+
+def cuda_has_native_bf16(device):
+    """True if the GPU computes bf16 natively (compute capability 8.0 or newer).  Plain
+    torch.cuda.is_bf16_supported() also says True on a T4 or V100, which only emulate bf16 and then
+    train slower than in fp32."""
+    try:
+        return bool(torch.cuda.is_bf16_supported(including_emulation=False))
+    except TypeError:  # torch before 2.3 has no including_emulation; ask for the capability instead
+        major, _ = torch.cuda.get_device_capability(device)
+        return major >= 8
+
+
+def resolve_precision(device, precision):
+    """The precision to train in on `device`, "bf16" or "fp32", for a --precision of auto, bf16 or fp32.
+
+    auto picks bf16 autocast on CUDA GPUs that compute bf16 natively (compute capability 8.0 and newer: A100,
+    A10, L4, RTX 30xx/40xx, H100) and on CPUs with native bf16 instructions (AVX512-BF16 or AMX), where it
+    measured about 2x faster than fp32 for the course model; fp32 everywhere else: T4/V100-class GPUs (there
+    bf16 is emulated, slower than fp32), older CPUs, Apple MPS.  The weights, the optimizer state and the
+    loss stay fp32 in every case."""
+    if precision not in ("auto", "bf16", "fp32"):
+        raise ValueError(f"unknown precision {precision!r}: use auto, bf16 or fp32")
+    if precision != "auto":
+        return precision
+    device = torch.device(device)
+    if device.type == "cuda":
+        return "bf16" if cuda_has_native_bf16(device) else "fp32"
+    if device.type == "cpu":
+        return "bf16" if cpu_has_native_bf16() else "fp32"
+    return "fp32"
+
+
+def cuda_speedups(trainer, compile=False):
+    """On CUDA (the trainer's configured device), the same math in faster kernels: TF32 matmuls, a fused
+    AdamW (one kernel for the whole update instead of several per parameter) and, with compile,
+    torch.compile (in place, so the state dict keeps its names).  Nothing elsewhere: on a CPU torch.compile
+    measured slower.  Register before add_run_callbacks, whose resume loads the optimizer's state."""
+    if pick_device(trainer.config.device).type != "cuda":
+        return
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+
+    def fused_adamw(t):  # made again at the start of training, with the same groups and rates
+        t.optimizer = make_optimizer(t.model, t.config, fused=True)
+
+    trainer.add_callback("on_train_start", fused_adamw)
+    if compile:
+        trainer.model.compile()
+
+
+# ----------------------------------------------------------------------------------------- watching a run
+
+
+def record_losses(trainer):
+    """A list that receives (epoch, iteration within the epoch, loss, learning rate) after every step."""
+    losses = []
+    trainer.add_callback("on_batch_end", lambda t: losses.append((t.epoch, t.iter, t.loss, t.lr)))
+    return losses
+
+
+LOG_FIELDS = ["step", "epoch", "loss", "lr", "tokens_per_s"]
+
+
+def restart_log(path, keep_before):
+    """Start the CSV loss log at path afresh, keeping the rows of the steps before `keep_before` that it
+    holds (those of an interrupted run that this one continues; none for a new run)."""
+    rows = []
+    if os.path.exists(path):
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = [r for r in csv.DictReader(f) if r.get("step", "").isdigit() and int(r["step"]) < keep_before]
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        out = csv.DictWriter(f, LOG_FIELDS, extrasaction="ignore")
+        out.writeheader()
+        out.writerows(rows)
+    os.replace(tmp, path)
+
+
+def log_losses_csv(trainer, path):
+    """Append a row of LOG_FIELDS to the CSV file at path after every step; each row is flushed at once, so
+    a plot (or tail -f) made during training sees it.  The file is started at the run's first step, so a run
+    that fails before training leaves an earlier log as it was; a resumed run keeps the rows up to its
+    checkpoint and writes the interrupted epoch's steps again."""
+    clock = {}
+
+    def restart_clock(t):  # tokens/s counts from here: the start of the run, then of each epoch
+        clock.update(time=time.perf_counter(), tokens=t.tokens)
+
+    def write_row(t):
+        now = time.perf_counter()
+        if not clock.get("started"):
+            restart_log(path, keep_before=t.step)
+            clock["started"] = True
+        rate = (t.tokens - clock["tokens"]) / max(now - clock["time"], 1e-9)
+        with open(path, "a", newline="", encoding="utf-8") as f:
+            f.write(f"{t.step},{t.epoch},{t.loss:.6g},{t.lr:.6g},{rate:.1f}\n")
+        restart_clock(t)
+
+    trainer.add_callback("on_train_start", restart_clock)
+    trainer.add_callback("on_batch_end", write_row)
+    trainer.add_callback("on_epoch_end", restart_clock)
+
+
+def log_to_writer(trainer, writer):
+    """train/loss and train/lr of every step to writer (a TensorBoard SummaryWriter or anything with its
+    add_scalar), at the step's number; lr is the rate the step used."""
+    def add_scalars(t):
+        writer.add_scalar("train/loss", t.loss, t.step)
+        writer.add_scalar("train/lr", t.lr, t.step)
+
+    trainer.add_callback("on_batch_end", add_scalars)
+
+
+# ----------------------------------------------------------------------------------------- checkpoint and resume
+
+
+class CheckpointError(Exception):
+    """A training checkpoint that cannot be resumed (missing, corrupt, or from a different run)."""
+
+
+def save_atomic(obj, path):
+    """torch.save obj to path through a temporary file: an interrupted save never destroys an earlier file."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def get_rng_states():
+    """The state of every random-number generator training draws from: Python's (span corruption),
+    NumPy's, PyTorch's (dropout, the DataLoader's worker seeds) and CUDA's.  Plain lists and tensors, so that
+    torch.load(weights_only=True) can read them back."""
+    kind, keys, pos, has_gauss, gauss = np.random.get_state()
+    states = {
+        "python": random.getstate(),
+        "numpy": [kind, keys.tolist(), pos, has_gauss, gauss],
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        states["cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def set_rng_states(states):
+    version, internal, gauss = states["python"]
+    random.setstate((version, tuple(internal), gauss))
+    kind, keys, pos, has_gauss, gauss = states["numpy"]
+    np.random.set_state((kind, np.asarray(keys, dtype=np.uint32), pos, has_gauss, gauss))
+    torch.set_rng_state(states["torch"])
+    if "cuda" in states and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states["cuda"])
+
+
+def save_training_state(trainer, path, losses=None):
+    """Everything a resumed run needs to continue exactly where trainer stands (at the end of an epoch)."""
+    state = {
+        "model": trainer.model.state_dict(),
+        "optimizer": trainer.optimizer.state_dict(),
+        "tokens": trainer.tokens,
+        "step": trainer.step,
+        "epochs_done": trainer.epochs_done,
+        "losses": list(losses or []),
+        "rng": get_rng_states(),
+    }
+    save_atomic(state, path)
+
+
+def load_training_state(trainer, path, losses=None):
+    """Continue from the training state at path (into losses too, if given); CheckpointError if it cannot."""
+    if not os.path.isfile(path):
+        raise CheckpointError(f"there is no checkpoint {path} to resume from: run without --resume to start over")
+    try:
+        # on the CPU: the random-number states must stay CPU tensors; load_state_dict moves the rest
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # truncated or not a checkpoint at all
+        raise CheckpointError(f"checkpoint {path} is unreadable ({type(e).__name__}): delete it to start over") from e
+    try:
+        trainer.model.load_state_dict(state["model"])
+        trainer.optimizer.load_state_dict(state["optimizer"])
+    except (KeyError, RuntimeError, ValueError) as e:
+        raise CheckpointError(f"checkpoint {path} was written by a different run (another model size, variant "
+                              f"or corpus): delete it to start over, or resume with that run's flags") from e
+    trainer.tokens, trainer.step, trainer.epochs_done = state["tokens"], state["step"], state["epochs_done"]
+    if losses is not None:
+        losses[:] = [tuple(r) for r in state["losses"]]
+    # last, so that the next epoch draws exactly the random numbers it would have drawn uninterrupted
+    set_rng_states(state["rng"])
+
+
+def keep_checkpoint(trainer, path, resume=False, losses=None):
+    """The whole training state (model, optimizer, tokens seen, steps, epochs, losses, random-number states)
+    saved to path after every epoch, atomically; with resume, the run first continues from it.  On the CPU
+    with num_workers=0 a resumed run ends with exactly the parameters of an uninterrupted one.  (With worker
+    processes the workers' corruption draws restart differently: statistically the same run, not bit for bit.)"""
+    if resume:
+        trainer.add_callback("on_train_start", lambda t: load_training_state(t, path, losses))
+    trainer.add_callback("on_epoch_end", lambda t: save_training_state(t, path, losses))
+
+
+def add_run_callbacks(trainer, checkpoint_path=None, resume=False, log_path=None):
+    """run.py's bookkeeping on trainer: the losses in a list (returned), the checkpoint (and resume), the CSV
+    loss log, and the TensorBoard writer the config holds (the course's TrainerConfig.writer), if any."""
+    losses = record_losses(trainer)
+    if checkpoint_path is not None:
+        keep_checkpoint(trainer, checkpoint_path, resume, losses)  # first: the others read the restored state
+    if log_path is not None:
+        log_losses_csv(trainer, log_path)
+    if trainer.config.writer is not None:
+        log_to_writer(trainer, trainer.config.writer)
+    return losses
