@@ -210,6 +210,17 @@ def test_each_step_uses_the_rate_set_after_the_step_before(corpus, monkeypatch):
     assert [lr for *_, lr in losses] == [lrs[0] for lrs in used]  # and the log says so
 
 
+def test_off_a_terminal_progress_is_a_line_every_tenth_of_the_run(capsys):
+    """Written to a file or a CI log, a bar would add a line per refresh: a short line every ~10 % instead."""
+    torch.manual_seed(0)
+    x = torch.randint(1, 20, (20, 16))
+    Trainer(GPT(small_config(20)), torch.utils.data.TensorDataset(x, x), None,
+            TrainerConfig(max_epochs=1, batch_size=1, device="cpu")).train()  # stdout captured: not a terminal
+    out, err = capsys.readouterr()
+    assert [line.split(":")[0] for line in out.splitlines()] == [f"step {2 * k}/20" for k in range(1, 11)]
+    assert "epoch 1 iter 19: loss" in out.splitlines()[-1] and err == ""
+
+
 class FakeWriter:
     def __init__(self):
         self.calls = []
