@@ -96,8 +96,8 @@ class Trainer:
         self.config = config
         self.callbacks = defaultdict(list)
         self.device = self.optimizer = None  # set when training starts, once every setting is final
-        # where the run stands, for callbacks: optimizer steps, tokens seen, whole epochs done, the epoch under
-        # way (from 1) and the step within it, the last step's loss and the learning rate it used
+        # where the run stands: optimizer steps, tokens seen, whole epochs done, the epoch under way (from 1) and
+        # the step within it, the last loss and the rate it used (callbacks read them; at on_train_start, may set them)
         self.step = self.tokens = self.epochs_done = self.epoch = self.iter = 0
         self.loss = self.lr = None
 
