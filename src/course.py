@@ -2,8 +2,8 @@
 length of the evaluation, the data files, the run.sh targets with the files each reads and writes, and the
 18 files the handout asks students to hand in.
 
-run.py, collect_submission.py, the grader, the demo, tools/grade_class.py, tools/autograder_run.py and
-tools/bench.py import these; run.sh is bash, so tests/test_run.py checks that its targets say the same.
+run.py, collect_submission.py, the grader, the demo and the instructor's tools import these; run.sh is bash,
+so a test of the instructor's suite checks that its targets say the same.
 The hyperparameters of training are not here: they are the student's to write (helper.py lists them).
 """
 
@@ -15,14 +15,14 @@ BOTTLENECK_DIM = 32  # the perceiver's m: the length of the basis C (helper.init
 PRETRAIN_LR, FINETUNE_LR = 6e-3, 6e-4  # run.py's --pretrain_lr / --finetune_lr (pretrain's and finetune's defaults)
 ANSWER_CHARS = 32  # characters the evaluation decodes after "question⁇" (the course's sample(..., 32))
 
-# The data folder's files (src/data/ or DATA_DIR).  The test answers are held out: only the grader has them.
+# The data folder's files (src/data/ or DATA_DIR).  The test set's answers are held out: only the grader
+# knows where they are.
 DATA_FILES = {
     "corpus": "wiki.txt",
     "train": "birth_places_train.tsv",
     "dev": "birth_dev.tsv",
     "test": "birth_test_inputs.tsv",
 }
-GOLD_FILES = {"dev": "birth_dev.tsv", "test": "birth_test.tsv"}
 
 
 class Target(NamedTuple):

@@ -28,10 +28,11 @@ import sys
 import torch
 from torch.nn import functional as F
 
+import course
 from submission.attention import CausalCrossAttention, CausalSelfAttention
 from submission.utils import sample
 
-MAX_ANSWER_CHARS = 32  # characters the course decodes after "question⁇"
+MAX_ANSWER_CHARS = course.ANSWER_CHARS  # characters the course decodes after "question⁇"
 
 
 def read_questions(path):

@@ -43,8 +43,8 @@ STUDENT_DEPS = {
 # Prediction files: the question set they answer ("dev" or "test") and the run.sh target that writes them.
 PREDICTIONS = {name: (course.WRITTEN_BY[name].data, course.WRITTEN_BY[name].name) for name in course.PREDICTION_FILES}
 QUESTION_FILES = {split: course.DATA_FILES[split] for split in ("dev", "test")}
-GOLD_FILES = course.GOLD_FILES
-ANSWERS_FILE = GOLD_FILES["test"]  # held out: present only where submissions are graded
+ANSWERS_FILE = "birth_test.tsv"  # held out: present only where submissions are graded
+GOLD_FILES = {"dev": course.DATA_FILES["dev"], "test": ANSWERS_FILE}  # the answers each prediction is scored on
 
 graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[ANSWERS_FILE],
                      dataset_file="birth_dev.tsv")

@@ -13,14 +13,10 @@ every epoch, WRITING_PARAMS_PATH.ckpt: if a run is interrupted, the same command
 """
 
 import argparse
-import contextlib
-import random
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
-import torch
 
 SRC = Path(__file__).resolve().parent
 sys.path.insert(0, str(SRC))
@@ -28,6 +24,7 @@ sys.path.insert(0, str(SRC))
 import course  # noqa: E402  (the course's model size, bottleneck and learning rates)
 import decoding  # noqa: E402
 import params_file  # noqa: E402
+import parts  # noqa: E402
 import training  # noqa: E402
 from submission import dataset, helper, model, trainer, utils  # noqa: E402
 
@@ -166,35 +163,6 @@ def check_params(args, net):
         params_file.keep_own_masks(net)
 
 
-def implemented(value, function, part, filename="helper.py"):
-    """An empty student region leaves its function returning None: name the function to write."""
-    if value is None:
-        raise model.NotImplementedPart(function, filename, part)
-    return value
-
-
-@contextlib.contextmanager
-def random_states_kept():
-    """Run a probe without consuming random numbers (Python's, NumPy's or torch's): a run stays the
-    same whether or not it is probed."""
-    states = random.getstate(), np.random.get_state(), torch.get_rng_state()
-    try:
-        yield
-    finally:
-        random.setstate(states[0])
-        np.random.set_state(states[1])
-        torch.set_rng_state(states[2])
-
-
-def check_corruption_implemented(pretrain_dataset):
-    """Draw one example before training: an empty __getitem__ returns None, which would otherwise fail
-    deep inside the DataLoader (in a worker process) with an unrelated TypeError."""
-    with random_states_kept():
-        example = pretrain_dataset[0]
-    if example is None or any(part is None for part in example):
-        raise model.NotImplementedPart("CharCorruptionDataset.__getitem__", "dataset.py", "e")
-
-
 def build_model(args, vocab_size):
     extra = {}
     if args.dropout is not None:
@@ -202,9 +170,12 @@ def build_model(args, vocab_size):
     mconf = model.GPTConfig(vocab_size, args.block_size, n_layer=args.n_layer, n_head=args.n_head,
                             n_embd=args.n_embd, **extra)
     if args.variant == "vanilla":
-        return implemented(helper.initialize_vanilla_model(mconf), "initialize_vanilla_model", "c")
-    return implemented(helper.initialize_perceiver_model(mconf, args.bottleneck_dim), "initialize_perceiver_model",
-                       "g")
+        net = parts.implemented(helper.initialize_vanilla_model(mconf), "initialize_vanilla_model", "c")
+    else:
+        net = parts.implemented(helper.initialize_perceiver_model(mconf, args.bottleneck_dim),
+                                "initialize_perceiver_model", "g")
+    parts.check_model(net)
+    return net
 
 
 def apply_overrides(tconf, args, device):
@@ -227,30 +198,8 @@ def check_resume(args):
         raise UserError(f"{ckpt} holds an interrupted run: add --resume to continue it, or delete it to start over")
 
 
-def file_stamp(path):
-    st = Path(path).stat() if Path(path).is_file() else None
-    return (st.st_mtime_ns, st.st_size, st.st_ino) if st else None
-
-
-def training_pair(result, name, part):
-    """(tconf, trainer_obj) from finetune/pretrain; the starter's empty region returns (None, None) and a
-    half-written one leaves one of them None: name the function to write."""
-    if result is None or (isinstance(result, tuple) and any(value is None for value in result)):
-        raise model.NotImplementedPart(name, "helper.py", part)
-    return result
-
-
-def trained(net, path, trainer_obj):
-    """helper.train, checked: an empty train() returns without writing the params, so never claim a file."""
-    before = file_stamp(path)
-    helper.train(net, path, trainer_obj)
-    after = file_stamp(path)
-    if after is None or after == before:
-        raise model.NotImplementedPart("train", "helper.py", "c")
-
-
 def run_training(args, result, name, part, device):
-    tconf, trainer_obj = training_pair(result, name, part)
+    tconf, trainer_obj = parts.training_pair(result, name, part)
     apply_overrides(tconf, args, device)
     if args.compile and device.type != "cuda":
         print(f"note: --compile only applies on CUDA; training on {device.type} runs uncompiled", file=sys.stderr)
@@ -262,7 +211,7 @@ def run_training(args, result, name, part, device):
                                log_path=f"{args.writing_params_path}.log.csv")
     start = time.time()
     try:
-        trained(trainer_obj.model, args.writing_params_path, trainer_obj)
+        parts.trained(helper.train, trainer_obj.model, args.writing_params_path, trainer_obj)
     except training.CheckpointError as e:  # a corrupt or mismatched checkpoint given to --resume
         raise UserError(str(e)) from None
     print(f"saved {args.writing_params_path} ({time.time() - start:.0f} s)")
@@ -310,7 +259,7 @@ def main(argv=None):
         device = trainer.pick_device(args.device)  # the one choice of device, for training or evaluation
         net.to(device)
         if args.function == "pretrain":
-            check_corruption_implemented(pretrain_dataset)
+            parts.check_corruption(pretrain_dataset)
             result = helper.pretrain(pretrain_dataset, args.block_size, net, args.pretrain_lr)
             run_training(args, result, "pretrain", "f", device)
         elif args.function == "finetune":
@@ -321,7 +270,7 @@ def main(argv=None):
             evaluate(args, net, pretrain_dataset, device)
     except UserError as e:
         fail(str(e))
-    except model.NotImplementedPart as e:
+    except parts.NotImplementedPart as e:
         fail(str(e), status=1)
 
 

@@ -1,6 +1,7 @@
 """tools/release.py: the student starter has no solution code, no answers, and still imports."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -73,6 +74,25 @@ def test_no_solution_statement_appears_anywhere_in_the_starter(starter):
                 lines |= {normalise(l), normalise(l.split("#")[0])}
             leaked = secret & lines
             assert not leaked, f"{path}: {sorted(leaked)[:3]}"
+
+
+# Run machinery the handout never mentions, which lives beside run.py (src/decoding.py, src/training.py) and
+# never in the files students read: a word here in a student file is a sign it came back.
+MACHINERY = re.compile(r"cache|batched|batching|resum|checkpoint_path|csv|cpuinfo|avx|amx|native bf16|"
+                       r"_is_.*supported", re.I)
+
+
+def test_the_student_files_read_like_the_courses(starter):
+    """Issue 19: the seven files students read hold the course's code, cleaned, their parts and the spec: at
+    most 1,000 lines together (the course's are 866), and none of the kit's speed or run machinery."""
+    import course
+
+    files = [starter / "src" / "submission" / name for name in course.CODE_FILES]
+    lines = {f.name: len(f.read_text(encoding="utf-8").splitlines()) for f in files}
+    assert sum(lines.values()) <= 1000, lines
+    for f in files:
+        for number, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            assert not MACHINERY.search(line), f"{f.name}:{number}: {line.strip()}"
 
 
 def test_excluded_files_are_absent(starter):

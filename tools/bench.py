@@ -56,15 +56,16 @@ sys.path.insert(0, str(ROOT / "src"))
 import torch  # noqa: E402
 from torch.utils.data import DataLoader, Dataset, TensorDataset  # noqa: E402
 
+import course  # noqa: E402
 import decoding  # noqa: E402
 from submission.dataset import CharCorruptionDataset, NameDataset  # noqa: E402
 from submission.model import GPT, GPTConfig  # noqa: E402
 from submission.trainer import Trainer, TrainerConfig, lr_multiplier, make_optimizer, pick_device  # noqa: E402
 from training import cpu_has_native_bf16, cuda_speedups, resolve_precision  # noqa: E402
 
-COURSE_MODEL = dict(n_layer=4, n_head=8, n_embd=256)
-BLOCK = 128
-BOTTLENECK = 32
+COURSE_MODEL = {k: v for k, v in course.MODEL.items() if k != "block_size"}  # the handout's model
+BLOCK = course.MODEL["block_size"]
+BOTTLENECK = course.BOTTLENECK_DIM
 WORKERS = 4  # the course's num_workers
 
 
@@ -389,11 +390,11 @@ def bench_evaluation(vocab, names, questions, perceiver, subset, train_steps, de
 
 
 def bench_datasets(pairs, n, summary):
-    for label, fast, course in pairs:
+    for label, fast, per_char in pairs:
         idx = [random.randrange(len(fast)) for _ in range(n)]
         best = {}
         for _ in range(3):
-            for which, ds in (("course", course), ("fast", fast)):
+            for which, ds in (("course", per_char), ("fast", fast)):
                 t0 = time.perf_counter()
                 for i in idx:
                     ds[i]

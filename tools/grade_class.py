@@ -55,10 +55,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 
 sys.path.insert(0, str(SRC))
-# the deliverables, and the answers each prediction file is scored against (dev answers ship with the data;
-# test answers are held out, present only where submissions are graded)
-from course import GOLD_FILES, PARAMS_FILES, PREDICTION_FILES  # noqa: E402
+from course import PARAMS_FILES, PREDICTION_FILES  # noqa: E402  (the one list of deliverables)
 import graderUtil  # noqa: E402  (the grader's harness: who may read what, as root)
+# the answers each prediction file is scored against: dev answers ship with the data, test answers are held
+# out (present only where submissions are graded)
+from grader import GOLD_FILES  # noqa: E402
 
 PIN = ("import os, sys; os.sched_setaffinity(0, {int(c) for c in sys.argv[1].split(',')}); "
        "os.execv(sys.argv[2], sys.argv[2:])")  # run the rest of the command line on the given cores
