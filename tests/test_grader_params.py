@@ -81,7 +81,7 @@ def world(tmp_path_factory):
                                          encoding="utf-8")
     src = root / "src"
     src.mkdir()
-    for name in ("grader.py", "graderUtil.py"):
+    for name in ("grader.py", "graderUtil.py", "course.py"):
         shutil.copy(SRC / name, src / name)
     shutil.copytree(SRC / "submission", src / "submission",
                     ignore=shutil.ignore_patterns("__pycache__", "*.params", "*.predictions", "*.tmp*"))

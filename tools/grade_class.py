@@ -207,7 +207,7 @@ def grade_one(name, path, cfg, cpus, uid=None):
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="grade_class_") as tmp:
         src = Path(tmp) / "src"
-        # the grader files of this repository (grader.py, its harness modules, points.json), never the
+        # the grader files of this repository (grader.py, its harness modules, points.json, course.py), never the
         # instructor's submission: a file the student left out must be missing, not the reference's
         src.mkdir()
         for p in cfg["grader_files"]:
@@ -525,7 +525,7 @@ def run(args):
             grading_data = Path(work) / "data"
             shutil.copytree(data_dir, grading_data, symlinks=True)
         grader_files = sorted(p for p in SRC.glob("*") if p.is_file() and p.suffix in (".py", ".json")
-                              and (p.name.startswith("grader") or p.name == "points.json"))
+                              and (p.name.startswith("grader") or p.name in ("points.json", "course.py")))
         test_ids, limits = list_tests(SRC, args.tests)
         cfg = {"grader_files": grader_files, "data_dir": grading_data, "solution_dir": solution,
                "timeout_scale": args.timeout_scale, "tests": args.tests,
