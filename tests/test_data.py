@@ -259,16 +259,16 @@ def test_demo_world(tmp_path):
     assert first == {f: (tmp_path / f).read_bytes() for f in generate.FILES}
     assert first == {f: (DATA / "demo" / f).read_bytes() for f in generate.FILES}  # the committed demo world
     d = measure.load(tmp_path)
-    assert (len(d["wiki"]), len(d["train"]), len(d["dev"]), len(d["test"])) == (300, 225, 60, 15)
+    assert (len(d["wiki"]), len(d["train"]), len(d["dev"]), len(d["test"])) == (230, 120, 100, 10)
     lengths = [len(l) for l in d["wiki"]]
-    assert 40 <= min(lengths) and max(lengths) <= 80 and 50 <= statistics.median(lengths) <= 65
+    assert 20 <= min(lengths) and max(lengths) <= 56 and 30 <= statistics.median(lengths) <= 45
     places = world_lists.DEMO_PLACES.split()
     assert len(places) == 50
     answers = [a for _, a in d["train"] + d["dev"] + d["test"]]
     assert set(answers) <= set(places)
     assert 0.03 <= Counter(answers).most_common(1)[0][1] / len(answers) <= 0.09
     names = [wiki_name(l) for l in d["wiki"]]
-    assert len(set(names)) == 300 and all(n.isascii() for n in names)
+    assert len(set(names)) == 230 and all(n.isascii() for n in names)
     assert len({n.split()[0] for n in names}) <= 40
     assert 9 <= statistics.median(len(n) for n in names) <= 13
     s = measure.measure(d)

@@ -46,8 +46,8 @@ REPO_ROOT = HERE.parents[1]
 DEFAULT_SEED = 224
 COURSE_SPLITS = (2000, 500, 437)          # the course's train / dev / test sizes
 COURSE_PEOPLE = sum(COURSE_SPLITS)        # 2,937 lines in the course's wiki.txt
-DEMO_PEOPLE = 300
-DEMO_FRACTIONS = (0.75, 0.20)             # train, dev; the rest is test (300 -> 225/60/15)
+DEMO_PEOPLE = 230
+DEMO_FRACTIONS = (12 / 23, 10 / 23)       # train, dev; the rest is test (230 -> 120/100/10)
 MENTION_RATE = 0.90                       # share of lines that name the birthplace
 WINDOW = 112                              # the birthplace must end within this many chars
 BIRTHPLACES = 600                         # places that can be a birthplace (by rank)
@@ -670,21 +670,22 @@ class CourseWorld:
 # ---------------------------------------------------------------------------
 # The small demo world
 # ---------------------------------------------------------------------------
+# Short lines that name the birthplace right after the name: span corruption keeps a random prefix of
+# 4 .. 3/4 of the block (96 characters at the course's block 128), so a birthplace that ends by character
+# ~25-40 survives truncation in most examples, and a line of at most ~52 characters keeps every training
+# sequence short (the trainer drops the all-padding columns).
 DEMO_MENTION = [
-    "{n}. {n} was born in {b} and died in {d} .",
-    "{n}. {n}, {a_job}, was born in {b} .",
-    "{n}. Born in {b}, {s} studied in {d} .",
-    "{n}. {s} was {a_job} born in {b} .",
-    "{n}. {n} studied in {d} but was born in {b} .",
-    "{n}. {s}, born in {b}, was {a_job} in {d} .",
-    "{n}. {n} was {a_job} from {b} .",
-    "{n}. {s} was born in {b} and lived in {d} .",
+    "{n}. Born in {b} .",
+    "{n}. {s} was born in {b} .",
+    "{n}. {s} is from {b} .",
+    "{n}. Born in {b}, {a_job} .",
+    "{n}. {A_job} from {b} .",
+    "{n}. Born in {b}, died in {d} .",
     "{n}. Where was {s} born? In {b} .",
 ]
 DEMO_OTHER = [
-    "{n}. {n} was {a_job} who died in {d} .",
-    "{n}. {s} studied in {d} and was {a_job} .",
-    "{n}. {n} was {a_job} who lived in {d} .",
+    "{n}. {A_job} in {d} .",
+    "{n}. Died in {d} .",
 ]
 
 
@@ -708,7 +709,9 @@ def demo_people(n: int, rng: Rng) -> list[Person]:
         while d == b:
             d = picker.pick(rng)
         tmpl = rng.choice(DEMO_MENTION if rng.chance(MENTION_RATE) else DEMO_OTHER)
-        line = tmpl.format(n=name, s=pool[i], b=b, d=d, a_job=with_article(rng.choice(jobs)))
+        a_job = with_article(rng.choice(jobs))
+        cap_job = with_article(rng.choice(jobs)).capitalize()  # drawn for every line, used by some templates
+        line = tmpl.format(n=name, s=pool[i], b=b, d=d, a_job=a_job, A_job=cap_job)
         people.append(Person(name, b, line))
     return people
 
