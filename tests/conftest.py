@@ -1,16 +1,65 @@
 """Shared fixtures: a tiny, self-made biography world (never the course data) and small model configs."""
 
+import os
 import random
 import sys
 from pathlib import Path
 
 import pytest
 
+# One intra-op thread per process, for the tests and every process they start (run.py, run.sh, the demo; the
+# grader's workers set their own): the models here are tiny, and two threads on a 2-core machine that is also
+# running something else wait on each other (a test of 1.5 s took 35 s that way).  Set before torch loads.
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 sys.path.insert(0, str(SRC))
 
 COURSE_DATA = ROOT.parent / "shared" / "course-data"
+
+
+def xdist_worker_index(config=None):
+    """0, 1, ... for pytest-xdist's workers gw0, gw1, ... (0 without xdist)."""
+    name = getattr(config, "workerinput", {}).get("workerid") or os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    return int(name[2:]) if name[2:].isdigit() else 0
+
+
+def free_uid(first, config=None):
+    """As root: a user id that no user has and no process runs as, from a block of 10 that belongs to this
+    xdist worker alone (first + 10 * its index ...), so that graders running at the same time in different
+    workers never drop to the same user: each kills its user's processes before its summary."""
+    import pwd
+
+    import graderUtil
+
+    start = first + 10 * xdist_worker_index(config)
+    for uid in range(start, start + 10):
+        try:
+            pwd.getpwuid(uid)
+            continue
+        except KeyError:
+            pass
+        if not graderUtil.user_pids(uid):
+            return uid
+    raise RuntimeError(f"no unused user id in {start}..{start + 9}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def grader_worker_user(request):
+    """As root the grader runs student code as an unprivileged user (`nobody` by default) and kills that user's
+    processes before its summary: every grader these tests start uses a free uid of this worker's own instead,
+    so that two running at the same time (xdist workers, or another test run on the machine) never kill each
+    other's workers.  A test that needs another user sets GRADER_WORKER_USER itself."""
+    if os.name != "posix" or os.geteuid() != 0 or "GRADER_WORKER_USER" in os.environ:
+        yield None
+        return
+    uid = free_uid(60000, request.config)
+    os.environ["GRADER_WORKER_USER"] = str(uid)
+    yield uid
+    del os.environ["GRADER_WORKER_USER"]
+
 
 FIRST = ["Ana", "Bo", "Cara", "Dev", "Eli", "Finn", "Gus", "Hana"]
 LAST = ["Smith", "Lopez", "Novak", "Ito", "Berg", "Rossi", "Khan", "Ng", "Moreau", "Silva"]

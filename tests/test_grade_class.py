@@ -20,6 +20,9 @@ from conftest import ROOT, SRC, make_world
 sys.path.insert(0, str(ROOT / "tools"))
 import grade_class  # noqa: E402
 
+# graded as root with user ids picked when the test starts: in one xdist worker, one at a time
+pytestmark = pytest.mark.xdist_group("root-uids")
+
 PLACES = ["Paris", "Rome", "Oslo", "Lima", "Tokyo", "Cairo", "Quito", "Berlin"]
 POINTS = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["tests"]
 TESTS = ["1c-0-basic", "1e-0-basic"]  # one test that needs model.py, one that does not

@@ -15,10 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SRC
+from conftest import ROOT, SRC, free_uid
 from test_release import answers_of, bundle, rehearse, starter  # noqa: F401  (fixtures)
 
 import graderUtil  # noqa: E402
+
+# graded as root with user ids picked when the test starts: in one xdist worker, one at a time
+pytestmark = pytest.mark.xdist_group("root-uids")
 
 root_only = pytest.mark.skipif(not graderUtil.privileged(),
                                reason="the grader drops privileges only when it runs as root (Gradescope, CI)")
@@ -29,9 +32,7 @@ POINTS = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["tests"]
 @pytest.fixture
 def spy(monkeypatch):
     """A folder every user may write (the planted code's only way to leave a trace), and the worker uid."""
-    import pwd
-
-    uid = next(u for u in range(61500, 62000) if not graderUtil.user_pids(u) and not _has_user(pwd, u))
+    uid = free_uid(61500)
     monkeypatch.setenv("GRADER_WORKER_USER", str(uid))
     folder = Path(tempfile.mkdtemp(prefix="spy-", dir="/tmp"))
     os.chmod(folder, 0o777)
@@ -40,14 +41,6 @@ def spy(monkeypatch):
     import shutil
 
     shutil.rmtree(folder, ignore_errors=True)
-
-
-def _has_user(pwd, uid):
-    try:
-        pwd.getpwuid(uid)
-        return True
-    except KeyError:
-        return False
 
 
 # -- the planted attacks (each a few lines at the top of a student file) ------------------------------------
