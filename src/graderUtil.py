@@ -621,6 +621,26 @@ def user_pids(uid):
     return pids
 
 
+def unused_uids(candidates, n):
+    """The first n user ids of `candidates` that no user has and no process runs as (for graders that run at
+    the same time as root: each needs a worker user of its own, since it kills that user's processes); fewer
+    if there are not n."""
+    import pwd
+
+    found = []
+    for uid in candidates:
+        try:
+            pwd.getpwuid(uid)
+            continue
+        except KeyError:
+            pass
+        if not user_pids(uid):
+            found.append(uid)
+            if len(found) == n:
+                break
+    return found
+
+
 def kill_user_processes(uid, gid, spare=(), rounds=100):
     """Kill every process of uid but those in `spare` (which ran before the grading: `nobody` may have daemons).
     Without any to spare, a child that becomes uid calls kill(-1, SIGKILL), which reaches all of them at once

@@ -30,19 +30,12 @@ def free_uid(first, config=None):
     """As root: a user id that no user has and no process runs as, from a block of 10 that belongs to this
     xdist worker alone (first + 10 * its index ...), so that graders running at the same time in different
     workers never drop to the same user: each kills its user's processes before its summary."""
-    import pwd
-
     import graderUtil
 
     start = first + 10 * xdist_worker_index(config)
-    for uid in range(start, start + 10):
-        try:
-            pwd.getpwuid(uid)
-            continue
-        except KeyError:
-            pass
-        if not graderUtil.user_pids(uid):
-            return uid
+    found = graderUtil.unused_uids(range(start, start + 10), 1)
+    if found:
+        return found[0]
     raise RuntimeError(f"no unused user id in {start}..{start + 9}")
 
 

@@ -439,19 +439,9 @@ def usable_cpus():
 
 def free_uids(n):
     """n user ids from WORKER_UIDS that no user has and no process runs as."""
-    import pwd
-
-    found = []
-    for uid in WORKER_UIDS:
-        try:
-            pwd.getpwuid(uid)
-            continue
-        except KeyError:
-            pass
-        if not graderUtil.user_pids(uid):
-            found.append(uid)
-        if len(found) == n:
-            return found
+    found = graderUtil.unused_uids(WORKER_UIDS, n)
+    if len(found) == n:
+        return found
     raise UserError(f"fewer than {n} unused user ids in {WORKER_UIDS}")
 
 
