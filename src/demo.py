@@ -64,22 +64,15 @@ def scale_down(trainer, cfg, epochs, batch, n_examples, device):
     tconf.max_epochs, tconf.batch_size, tconf.num_workers = epochs, batch, 0
     tconf.warmup_tokens = cfg.warmup_fraction * total_tokens
     tconf.final_tokens = total_tokens
-    tconf.device, tconf.show_progress = device, True
-    tconf.precision = training.resolve_precision(device, cfg.precision)
-    training.cuda_speedups(trainer)
+    tconf.show_progress = True
+    training.place(trainer, device, cfg.precision)
     return training.record_losses(trainer)
 
 
 def new_model(cfg, vocab_size, variant):
     mconf = model.GPTConfig(vocab_size, cfg.block_size, n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd,
                             embd_pdrop=cfg.dropout, resid_pdrop=cfg.dropout, attn_pdrop=cfg.dropout)
-    if variant == "perceiver":
-        net = helper.initialize_perceiver_model(mconf, cfg.bottleneck_dim)
-        net = parts.implemented(net, "initialize_perceiver_model", "g")
-    else:
-        net = parts.implemented(helper.initialize_vanilla_model(mconf), "initialize_vanilla_model", "c")
-    parts.check_model(net)
-    return net
+    return parts.new_model(helper, variant, mconf, cfg.bottleneck_dim)
 
 
 def dev_accuracy(net, corpus, dev_path, device):

@@ -17,7 +17,6 @@ import sys
 import time
 from pathlib import Path
 
-
 SRC = Path(__file__).resolve().parent
 sys.path.insert(0, str(SRC))
 
@@ -169,23 +168,14 @@ def build_model(args, vocab_size):
         extra = dict(embd_pdrop=args.dropout, resid_pdrop=args.dropout, attn_pdrop=args.dropout)
     mconf = model.GPTConfig(vocab_size, args.block_size, n_layer=args.n_layer, n_head=args.n_head,
                             n_embd=args.n_embd, **extra)
-    if args.variant == "vanilla":
-        net = parts.implemented(helper.initialize_vanilla_model(mconf), "initialize_vanilla_model", "c")
-    else:
-        net = parts.implemented(helper.initialize_perceiver_model(mconf, args.bottleneck_dim),
-                                "initialize_perceiver_model", "g")
-    parts.check_model(net)
-    return net
+    return parts.new_model(helper, args.variant, mconf, args.bottleneck_dim)
 
 
-def apply_overrides(tconf, args, device):
-    """Small-run overrides, the run's device and its precision (auto resolved for that device); everything else
-    stays as the helper set it (the course's values)."""
+def apply_overrides(tconf, args):
+    """Small-run overrides; everything else stays as the helper set it (the course's values)."""
     for name in ("max_epochs", "batch_size", "num_workers"):
         if getattr(args, name) is not None:
             setattr(tconf, name, getattr(args, name))
-    tconf.device = device
-    tconf.precision = training.resolve_precision(device, args.precision)
     tconf.show_progress = not args.no_progress
 
 
@@ -200,10 +190,10 @@ def check_resume(args):
 
 def run_training(args, result, name, part, device):
     tconf, trainer_obj = parts.training_pair(result, name, part)
-    apply_overrides(tconf, args, device)
+    apply_overrides(tconf, args)
     if args.compile and device.type != "cuda":
         print(f"note: --compile only applies on CUDA; training on {device.type} runs uncompiled", file=sys.stderr)
-    training.cuda_speedups(trainer_obj, compile=args.compile)
+    training.place(trainer_obj, device, args.precision, compile=args.compile)
     # the checkpoint (for --resume) and the loss log live beside the params, hooked in as callbacks so that the
     # course's signatures stay as they are
     checkpoint = Path(f"{args.writing_params_path}.ckpt")

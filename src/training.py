@@ -3,7 +3,7 @@
 The Trainer applies what it is given: a device and a precision, bf16 or fp32.  The decisions and the
 bookkeeping of a long run live here, and hook into the Trainer's loop as callbacks (Trainer.add_callback):
 - resolve_precision: --precision auto means bf16 autocast where the hardware computes bf16 natively, else fp32;
-- cuda_speedups: TF32 matmuls, a fused AdamW and, if asked, torch.compile, on CUDA only;
+- place: the run's device and precision, and on CUDA TF32 matmuls, a fused AdamW and, if asked, torch.compile;
 - record_losses, log_losses_csv, log_to_writer: every step's loss and learning rate, in a list, in the CSV
   file <params>.log.csv (src/plot_losses.py draws it) and to a TensorBoard writer;
 - keep_checkpoint: the whole training state after every epoch, and --resume from it;
@@ -18,7 +18,7 @@ import time
 import numpy as np
 import torch
 
-from submission.trainer import make_optimizer, pick_device
+from submission.trainer import make_optimizer
 
 # ----------------------------------------------------------------------------------------- precision
 
@@ -73,12 +73,16 @@ def resolve_precision(device, precision):
     return "fp32"
 
 
-def cuda_speedups(trainer, compile=False):
-    """On CUDA (the trainer's configured device), the same math in faster kernels: TF32 matmuls, a fused
-    AdamW (one kernel for the whole update instead of several per parameter) and, with compile,
-    torch.compile (in place, so the state dict keeps its names).  Nothing elsewhere: on a CPU torch.compile
-    measured slower.  Register before add_run_callbacks, whose resume loads the optimizer's state."""
-    if pick_device(trainer.config.device).type != "cuda":
+def place(trainer, device, precision="auto", compile=False):
+    """Where and how trainer computes, decided once by the driver: on `device`, in the precision that
+    `precision` (auto, bf16 or fp32) resolves to there, and on CUDA the same math in faster kernels: TF32
+    matmuls, a fused AdamW (one kernel for the whole update instead of several per parameter) and, with
+    compile, torch.compile (in place, so the state dict keeps its names; on a CPU it measured slower, so it
+    is CUDA only).  Call it before add_run_callbacks, whose resume loads the optimizer's state."""
+    device = torch.device(device)
+    trainer.config.device = device
+    trainer.config.precision = resolve_precision(device, precision)
+    if device.type != "cuda":
         return
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True

@@ -61,7 +61,7 @@ import decoding  # noqa: E402
 from submission.dataset import CharCorruptionDataset, NameDataset  # noqa: E402
 from submission.model import GPT, GPTConfig  # noqa: E402
 from submission.trainer import Trainer, TrainerConfig, lr_multiplier, make_optimizer, pick_device  # noqa: E402
-from training import cpu_has_native_bf16, cuda_speedups, resolve_precision  # noqa: E402
+from training import cpu_has_native_bf16, place, resolve_precision  # noqa: E402
 
 COURSE_MODEL = {k: v for k, v in course.MODEL.items() if k != "block_size"}  # the handout's model
 BLOCK = course.MODEL["block_size"]
@@ -187,9 +187,8 @@ def default_trainer(model, dataset, device, precision="auto", **conf):
     precision `precision` resolves to there, with TF32 and fused AdamW on CUDA.  It runs until timed_run
     stops it."""
     conf = {"max_epochs": 10**6, "show_progress": False, **conf}
-    tconf = TrainerConfig(device=device, precision=resolve_precision(device, precision), **conf)
-    trainer = Trainer(model, dataset, None, tconf)
-    cuda_speedups(trainer)
+    trainer = Trainer(model, dataset, None, TrainerConfig(**conf))
+    place(trainer, device, precision)
     return trainer
 
 
