@@ -41,7 +41,8 @@ STUDENT_DEPS = {
     "attention_exploration": [],
 }
 # Prediction files: the question set they answer ("dev" or "test") and the run.sh target that writes them.
-PREDICTIONS = {name: (course.WRITTEN_BY[name].data, course.WRITTEN_BY[name].name) for name in course.PREDICTION_FILES}
+EVALUATIONS = [t for t in course.TARGETS if t.function == "evaluate"]
+PREDICTIONS = {t.writes: (t.data, t.name) for t in EVALUATIONS}
 QUESTION_FILES = {split: course.DATA_FILES[split] for split in ("dev", "test")}
 ANSWERS_FILE = "birth_test.tsv"  # held out: present only where submissions are graded
 GOLD_FILES = {"dev": course.DATA_FILES["dev"], "test": ANSWERS_FILE}  # the answers each prediction is scored on
@@ -502,9 +503,8 @@ def _register_predictions(tid, fname, description):
 # then decoded step by step, the course's way, before it counts as a disagreement (a non-causal model or
 # stripped spaces can fail the one-pass check and still agree), and only until the verdict is sure.
 
-PARAMS_FOR = {  # prediction file: (params file, variant, the run.sh target that writes the params)
-    name: (course.WRITTEN_BY[name].reads, course.WRITTEN_BY[name].variant,
-           course.WRITTEN_BY[course.WRITTEN_BY[name].reads].name) for name in course.PREDICTION_FILES}
+# prediction file: (params file, variant, the run.sh target that writes the params)
+PARAMS_FOR = {t.writes: (t.reads, t.variant, course.WRITTEN_BY[t.reads].name) for t in EVALUATIONS}
 COURSE_MODEL = course.MODEL  # the handout's model (run.py's defaults)
 PARAMS_SAMPLE = 500  # questions checked per file (all of the course's 500 dev / 437 test): seconds on one core
 PARAMS_AGREEMENT = 0.95

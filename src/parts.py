@@ -32,6 +32,17 @@ def implemented(value, function, part, filename="helper.py"):
     return value
 
 
+def new_model(helper, variant, mconf, bottleneck_dim):
+    """The student's model of `variant` ("vanilla" or "perceiver") from helper.initialize_vanilla_model(mconf) or
+    helper.initialize_perceiver_model(mconf, bottleneck_dim), with every part it needs written (check_model)."""
+    if variant == "vanilla":
+        net = implemented(helper.initialize_vanilla_model(mconf), "initialize_vanilla_model", "c")
+    else:
+        net = implemented(helper.initialize_perceiver_model(mconf, bottleneck_dim), "initialize_perceiver_model", "g")
+    check_model(net)
+    return net
+
+
 def training_pair(result, function, part):
     """(tconf, trainer_obj) from finetune or pretrain: the empty region returns (None, None), a half-written
     one leaves one of them None."""
