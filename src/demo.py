@@ -41,8 +41,8 @@ class DemoConfig:
     block_size = 128
     dropout = 0.0
     # The perceiver's bottleneck covers a question and its answer (<= 45 characters) but not the whole
-    # pretraining sequence (up to ~54).  Seed 0 measured 6 % with 48 rows against a 3 % baseline; with 32
-    # or 24 rows the perceiver stayed at 0 % (measured under a faulty schedule, not re-measured).
+    # pretraining sequence (up to ~54).  With 48 rows it answers 0-3 % on seeds 0-2, at or below the 3 %
+    # baseline, and 24 or 32 rows did worse (the README's Demo results say why it stays low).
     bottleneck_dim = 48
     pretrain_epochs = {"vanilla": 400, "perceiver": 400}
     pretrain_batch, pretrain_lr = 32, 6e-3

@@ -18,7 +18,7 @@ import time
 import numpy as np
 import torch
 
-from submission.trainer import make_optimizer
+from submission.trainer import make_optimizer, save_atomic
 
 # ----------------------------------------------------------------------------------------- precision
 
@@ -163,17 +163,6 @@ def log_to_writer(trainer, writer):
 
 class CheckpointError(Exception):
     """A training checkpoint that cannot be resumed (missing, corrupt, or from a different run)."""
-
-
-def save_atomic(obj, path):
-    """torch.save obj to path through a temporary file: an interrupted save never destroys an earlier file."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        torch.save(obj, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 def get_rng_states():

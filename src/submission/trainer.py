@@ -79,12 +79,20 @@ def trim_padding(x, y, min_len=1):
     return x[:, :keep], y[:, :keep]
 
 
-def save_state_dict(model, path):
-    """torch.save(model.state_dict(), path) through a temporary file, so a save cut short never leaves half
-    a file: os.replace swaps the whole new file in at once."""
+def save_atomic(obj, path):
+    """torch.save(obj, path) through a temporary file, so a save cut short never leaves half a file and never
+    destroys an earlier one: os.replace swaps the whole new file in at once."""
     tmp = f"{path}.tmp{os.getpid()}"
-    torch.save(model.state_dict(), tmp)
-    os.replace(tmp, path)
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def save_state_dict(model, path):
+    save_atomic(model.state_dict(), path)
 
 
 class Trainer:
