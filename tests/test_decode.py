@@ -161,7 +161,7 @@ def _down_block_for_the_whole_basis_only(model):
 
     def forward(x_input):
         C = block.C.expand(x_input.size(0), m, -1)
-        x = C + block.attn(x_input, block.ln1(C))
+        x = C + block.attn(block.ln1(x_input), block.ln1(C))  # the reference's math, C expanded
         return x + block.mlp(block.ln2(x))
 
     return block, "forward", forward

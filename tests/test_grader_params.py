@@ -30,9 +30,6 @@ def sharpen(net, stoi):
         for _, p in net.named_parameters():
             if p.dim() >= 2:
                 p.mul_(10)
-        # the perceiver's down block attends over the raw embeddings (its layer norm is on C): large token
-        # embeddings let the names, not the shared "Where was " prefix, decide the answers
-        net.tok_emb.weight.mul_(5)
         b = torch.randn(net.ln_f.bias.shape, generator=torch.Generator().manual_seed(1))
         b /= b.norm()
         net.ln_f.bias.copy_(20 * b)

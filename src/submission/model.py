@@ -63,12 +63,15 @@ class DownProjectBlock(nn.Module):
 
     Input x_input: (B, T, n_embd), the embedded characters.  Output: (B, m, n_embd).
 
-    Spec (the handout's equation (3)): cross-attention in which a learnable basis C of m rows, layer-
-    normalised, is the query and the input X supplies the keys and values, so row j of the output mixes
-    the inputs at positions 0..j (the causal mask of CausalCrossAttention does the cutting).  The block
-    is otherwise shaped like Block: an attention sub-layer with a residual connection around it (the
-    residual stream starts from C, the query), then a pre-LayerNorm MLP sub-layer, the same MLP as
-    Block's, with its own residual connection.
+    Spec (the handout's equation (3)): cross-attention in which a learnable basis C of m rows is the
+    query and the input X supplies the keys and values, so row j of the output mixes the inputs at
+    positions 0..j (the causal mask of CausalCrossAttention does the cutting).  The block is otherwise
+    shaped like Block: an attention sub-layer with a residual connection around it (the residual stream
+    starts from C, the query), then a pre-LayerNorm MLP sub-layer, the same MLP as Block's, with its own
+    residual connection.  The attention sub-layer's LayerNorm normalises C (the course's hint) and X (as
+    Block normalises its input).  Normalising C alone is also correct, but then the keys keep the
+    embeddings' small initial scale, every row starts as a near-uniform average of its inputs, and the
+    perceiver learns several times slower (the README's Demo results measure it).
 
     - The basis: an nn.Parameter named C of shape (1, bottleneck_dim, n_embd), shared by every sequence
       of the batch, initialised with Xavier-uniform initialisation.
@@ -94,7 +97,7 @@ class DownProjectBlock(nn.Module):
         x = None
         ### TODO: [part g]
         ### START CODE HERE ###
-        x = self.C + self.attn(x_input, self.ln1(self.C))
+        x = self.C + self.attn(self.ln1(x_input), self.ln1(self.C))
         x = x + self.mlp(self.ln2(x))
         ### END CODE HERE ###
         return x
