@@ -32,7 +32,8 @@ def free_uid(first, config=None):
     workers never drop to the same user: each kills its user's processes before its summary."""
     import graderUtil
 
-    start = first + 10 * xdist_worker_index(config)
+    # GRADER_TEST_UID_SHIFT moves every block, for two test runs on one machine at once (two checkouts)
+    start = first + int(os.environ.get("GRADER_TEST_UID_SHIFT", "0")) + 10 * xdist_worker_index(config)
     found = graderUtil.unused_uids(range(start, start + 10), 1)
     if found:
         return found[0]
