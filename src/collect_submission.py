@@ -15,7 +15,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SUBMISSION = ROOT / "src" / "submission"
 
-from course import DELIVERABLES, OPTIONAL_FILES  # noqa: E402  (next to this file; run from anywhere)
+import upload  # noqa: E402  (the graders' rule for which file of an upload is graded)
+from course import CODE_FILES, DELIVERABLES, OPTIONAL_FILES  # noqa: E402  (next to this file; run from anywhere)
 
 
 def deliverables(submission_dir=SUBMISSION):
@@ -50,6 +51,12 @@ def main(argv=None):
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
             for path in present:
                 zf.write(path, path.name)  # flat: no folder inside the zip
+        with upload.Upload(tmp) as up:  # read back as Gradescope and grade_class read an upload
+            choice = up.choose(upload.deliverable_names(CODE_FILES + OPTIONAL_FILES))
+        if sorted(choice.chosen) != sorted(p.name for p in present) or choice.notes:
+            print(f"error: the graders would not read {out.name} as written ({choice.notes or sorted(choice.chosen)}); "
+                  "please report this", file=sys.stderr)
+            return 1
         tmp.replace(out)
     finally:
         if tmp.exists():

@@ -52,18 +52,24 @@ MESSAGE_CHARS = 1500  # longest failure message kept
 OUTPUT_CHARS = 1000  # head and tail of a test's captured output kept
 EXIT_GRACE = 0.5  # seconds to read what a worker wrote before it exited (its pipes may stay open elsewhere)
 REPORT_BYTES = 16 << 20  # largest report a student's worker may hand to a judge
-WORKER_USERS = ("grader", "nobody")  # as root: the first that exists (GRADER_WORKER_USER, a name or uid, wins)
+# As root, student code runs as a user id of this run's own: the first of these that is free (claim_worker_user;
+# GRADER_WORKER_USER, a name or a number, wins).  Below the uids that systemd hands out on its own
+# (61184..65519) and above the usual human accounts; an id that names a user or a group is skipped.
+WORKER_UIDS = range(59000, 60000)
 
 # What grader.py tells the harness (configure): the student modules each student module imports (importing
 # them first, one by one, tells which file is broken or hangs), the held-out files whose presence makes the
 # tests that need "answers" run, and the data file whose SHA-256 picks the row of accuracy thresholds.
+# The files of a grading copy (grader.py's GRADING_FILES): a worker imports the Python modules among them
+# before it drops its privileges.
 STUDENT_DEPS = {}
 HELD_OUT = ()
 DATASET_FILE = None
+GRADING_FILES = ()
 
 
-def configure(description=None, student_deps=None, held_out=None, dataset_file=None):
-    global DESCRIPTION, STUDENT_DEPS, HELD_OUT, DATASET_FILE
+def configure(description=None, student_deps=None, held_out=None, dataset_file=None, grading_files=None):
+    global DESCRIPTION, STUDENT_DEPS, HELD_OUT, DATASET_FILE, GRADING_FILES
     if description is not None:
         DESCRIPTION = description
     if student_deps is not None:
@@ -72,6 +78,8 @@ def configure(description=None, student_deps=None, held_out=None, dataset_file=N
         HELD_OUT = tuple(held_out)
     if dataset_file is not None:
         DATASET_FILE = dataset_file
+    if grading_files is not None:
+        GRADING_FILES = tuple(grading_files)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -431,11 +439,13 @@ def drop_privileges(cfg, keep_fd):
     reachable_imports open, in the private folder the parent made for this worker."""
     import importlib
 
-    for path in sorted(SRC.glob("grader?*.py")):  # the grader's own modules (grader_written.py): from here
-        try:  # on, the grader's folder is out of reach
-            importlib.import_module(path.stem)
-        except Exception:  # noqa: BLE001 - its tests fail with the reason
-            pass
+    for name in GRADING_FILES:  # the grader's own modules (grader_written.py, ...): from here on, the
+        stem = Path(name).stem  # grader's folder is out of reach.  The script itself runs as __main__.
+        if name.endswith(".py") and stem != GRADER_SCRIPT.stem and stem not in sys.modules:
+            try:
+                importlib.import_module(stem)
+            except Exception:  # noqa: BLE001 - its tests fail with the reason
+                pass
     keep = sorted({keep_fd, *reachable_imports(cfg["uid"], cfg["gid"], cfg.get("private", []) + [str(SRC)])})
     low = 3
     for fd in keep:
@@ -540,26 +550,99 @@ def worker_main():
 # where they are, readable only by root (the Gradescope bundle makes them so; the header warns otherwise).
 
 
-def resolve_user(user=None):
-    """(uid, gid, name) of the user the workers run as: `user` (a name or a number), else GRADER_WORKER_USER,
-    else the first of WORKER_USERS that exists.  A number need not name an existing user."""
+class UidClaim:
+    """This grading run's hold on a worker user id, so that no other grader on the machine runs student code as
+    the same user at the same time (each kills every process of its user when it ends).  On Linux the hold is
+    an abstract socket named after the uid, which the kernel frees when this process ends, however it ends;
+    elsewhere an exclusive lock on a file in a folder only root may change."""
+
+    def __init__(self, uid):
+        self.uid = uid
+        self._held = None
+
+    def acquire(self):
+        import socket
+
+        if sys.platform.startswith("linux"):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # not inherited by the workers (PEP 446)
+            try:
+                sock.bind(f"\0cs224n-pretraining-grader-worker-uid-{self.uid}")
+            except OSError:
+                sock.close()
+                return False
+            self._held = sock
+            return True
+        import fcntl
+
+        folder = Path(tempfile.gettempdir()) / "grader-worker-uids"
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+        st = os.lstat(folder)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o022:
+            raise ValueError(f"{folder} is not a folder that only root may change; remove it")
+        fd = os.open(folder / f"{self.uid}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        self._held = fd
+        return True
+
+    def release(self):
+        held, self._held = self._held, None
+        if held is None:
+            return
+        if isinstance(held, int):
+            os.close(held)
+        else:
+            held.close()
+
+
+def _named_user(name):
+    """(uid, gid, label) of a user given by name or number; a number need not name an existing user."""
     import pwd
 
+    try:
+        entry = pwd.getpwuid(int(name)) if name.isdigit() else pwd.getpwnam(name)
+        uid, gid, label = entry.pw_uid, entry.pw_gid, entry.pw_name
+    except KeyError:
+        if not name.isdigit():
+            raise ValueError(f"there is no user {name}; create it, or leave GRADER_WORKER_USER unset so that the "
+                             "grader picks a free user id") from None
+        uid = gid = int(name)
+        label = f"uid {uid}"
+    if uid == 0 or gid == 0:
+        raise ValueError(f"the worker user {name} is root")
+    return uid, gid, label
+
+
+def claim_worker_user(user=None):
+    """(uid, gid, label, claim): the user this run's workers run as, held for this run alone.  `user` (a name or
+    a number), else GRADER_WORKER_USER, else the first id of WORKER_UIDS that names no user and no group, runs
+    no process and no other grader holds: a user of the run's own, so that any number of graders can run at
+    once as root and each kills only what it started."""
     user = user or os.environ.get("GRADER_WORKER_USER")
-    candidates = [user] if user else list(WORKER_USERS)
-    for name in candidates:
-        try:
-            entry = pwd.getpwuid(int(name)) if name.isdigit() else pwd.getpwnam(name)
-            uid, gid, label = entry.pw_uid, entry.pw_gid, entry.pw_name
-        except KeyError:
-            if not name.isdigit():
-                continue
-            uid = gid = int(name)
-            label = f"uid {uid}"
-        if uid == 0 or gid == 0:
-            raise ValueError(f"the worker user {name} is root")
-        return uid, gid, label
-    raise ValueError(f"none of the users {', '.join(candidates)} exists; create one or set GRADER_WORKER_USER")
+    if user:
+        uid, gid, label = _named_user(str(user))
+        claim = UidClaim(uid)
+        if not claim.acquire():
+            raise ValueError(f"another grader running now uses the worker user {label}; wait for it to finish, or "
+                             "leave GRADER_WORKER_USER unset so that each grader gets a user id of its own")
+        return uid, gid, label, claim
+    for uid in unused_uids(WORKER_UIDS, len(WORKER_UIDS), claimed=True):
+        claim = UidClaim(uid)
+        if not claim.acquire():
+            continue
+        if user_pids(uid):  # it started running something between the look and the claim
+            claim.release()
+            continue
+        return uid, uid, f"uid {uid}", claim
+    raise ValueError(f"no user id of {WORKER_UIDS.start}..{WORKER_UIDS.stop - 1} is free for the student's code "
+                     "(each is a user, a group, runs a process or is held by another grader); set "
+                     "GRADER_WORKER_USER to an unprivileged user")
 
 
 def permitted(st, uid, gid, bit):
@@ -606,7 +689,7 @@ def copy_plain(src, dst, skip=()):
 def user_pids(uid):
     """The live (not zombie) processes whose real, effective or saved uid is uid."""
     pids = []
-    for entry in os.listdir("/proc"):
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
         if not entry.isdigit():
             continue
         try:
@@ -621,23 +704,35 @@ def user_pids(uid):
     return pids
 
 
-def unused_uids(candidates, n):
-    """The first n user ids of `candidates` that no user has and no process runs as (for graders that run at
-    the same time as root: each needs a worker user of its own, since it kills that user's processes); fewer
-    if there are not n."""
+def unused_uids(candidates, n, claimed=False):
+    """The first n user ids of `candidates` that no user and no group has and no process runs as; fewer if there
+    are not n.  With claimed=True, a generator that yields them one by one (claim_worker_user stops at the
+    first it can hold: looking at the processes of all the others would be wasted)."""
+    import grp
     import pwd
 
+    def free():
+        for uid in candidates:
+            try:
+                pwd.getpwuid(uid)
+                continue
+            except KeyError:
+                pass
+            try:
+                grp.getgrgid(uid)  # the id doubles as the workers' group: its members would share the sandbox
+                continue
+            except KeyError:
+                pass
+            if not user_pids(uid):
+                yield uid
+
+    if claimed:
+        return free()
     found = []
-    for uid in candidates:
-        try:
-            pwd.getpwuid(uid)
-            continue
-        except KeyError:
-            pass
-        if not user_pids(uid):
-            found.append(uid)
-            if len(found) == n:
-                break
+    for uid in free():
+        found.append(uid)
+        if len(found) == n:
+            break
     return found
 
 
@@ -677,8 +772,8 @@ class Sandbox:
     files) and their private temp folders."""
 
     def __init__(self, submission_dir, predictions_dir, data_dir, held_out, user=None):
-        self.uid, self.gid, self.user = resolve_user(user)
-        self.spare = set(user_pids(self.uid))  # not ours: close() leaves them alone
+        self.uid, self.gid, self.user, self.claim = claim_worker_user(user)
+        self.spare = set(user_pids(self.uid))  # not ours (a named user's daemons): close() leaves them alone
         self.base = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
         os.chown(self.base, 0, self.gid)  # the workers' group may enter, other users not (grade_class grades
         os.chmod(self.base, 0o750)  # several submissions at a time, each as a user of its own)
@@ -703,9 +798,11 @@ class Sandbox:
         return {"uid": self.uid, "gid": self.gid, "tmp_dir": str(tmp), "private": self.private}
 
     def close(self):
-        """Kill everything the workers left behind, then remove the folder."""
+        """Kill everything the workers left behind, remove the folder, then let the user id go."""
         gone = kill_user_processes(self.uid, self.gid, self.spare)
         shutil.rmtree(self.base, ignore_errors=True)
+        if gone:  # else its processes live on: no later grader may take the id (the claim ends with us)
+            self.claim.release()
         return gone
 
 
@@ -1052,6 +1149,8 @@ def load_points(path=POINTS_FILE):
         table = json.load(f)
     if not isinstance(table.get("tests"), dict) or not isinstance(table.get("thresholds"), dict):
         raise ValueError(f"{path} must have a 'tests' and a 'thresholds' section")
+    if table.setdefault("hidden_visibility", "visible") not in VISIBILITIES:
+        raise ValueError(f"{path}: hidden_visibility must be one of {', '.join(VISIBILITIES)}")
     return table
 
 
@@ -1122,11 +1221,23 @@ def matches(tid, selector):
 # Reporting.
 
 
+# Who sees a hidden test's result (points.json's "hidden_visibility", or --hidden-visibility): Gradescope's
+# visibility values.  "visible" is the course's grader's behaviour (it marks no test after_published); any other
+# value keeps every hidden test's result, and the hidden total, out of everything a student sees before then:
+# the summary, the top-level output of results.json, and the grader's printed lines (Gradescope's stdout).
+VISIBILITIES = {"visible": "now", "after_due_date": "after the due date",
+                "after_published": "when grades are published", "hidden": "to the course staff only"}
+
+
 def points_of(spec):
     return 0 if spec.info else spec.points
 
 
-def format_summary(specs, results, header):
+def concealed(spec, visibility):
+    return spec.hidden and visibility != "visible"
+
+
+def format_summary(specs, results, header, visibility="visible"):
     lines = list(header)
     lines.append("")
     width = max(len(s.id) for s in specs) if specs else 10
@@ -1134,6 +1245,11 @@ def format_summary(specs, results, header):
         r = results[spec.id]
         pts = points_of(spec)
         status = r["status"]
+        if concealed(spec, visibility):
+            lines.append(f"{spec.id:<{width}}  {f'-/{pts}':>7}  {'-':>6}  {'HIDDEN':<7}  {spec.description}")
+            lines.append(f"{'':<{width}}  {'':>7}  {'':>6}  {'':<7}  -> its result is shown "
+                         f"{VISIBILITIES[visibility]}")
+            continue
         if status == "pending":
             earned = f"-/{pts}"
             secs = "-"
@@ -1158,9 +1274,14 @@ def format_summary(specs, results, header):
         passed = sum(1 for s in graded if results[s.id]["status"] == "passed")
         return chosen, earned, maximum, pending, passed, len(graded)
 
+    hide = visibility != "visible"
     for kind in ("basic", "hidden"):
         chosen, earned, maximum, pending, passed, graded = total(kind)
         if not chosen:
+            continue
+        if kind == "hidden" and hide:
+            lines.append(f"Hidden tests: {len(chosen)} tests worth {maximum} points, their results shown "
+                         f"{VISIBILITIES[visibility]}")
             continue
         line = f"Total {kind}: {earned:g}/{maximum} points ({passed} of {graded} graded tests passed"
         if pending:
@@ -1168,7 +1289,7 @@ def format_summary(specs, results, header):
             line += f"; {n_pending} tests worth {pending} points pending: {PENDING_MESSAGE}"
         lines.append(line + ")")
     core = [s for s in specs if not s.extra_credit]
-    if core and any(s.kind == "basic" for s in core) and any(s.kind == "hidden" for s in core):
+    if core and any(s.kind == "basic" for s in core) and any(s.kind == "hidden" for s in core) and not hide:
         earned = sum(results[s.id]["score"] for s in core if results[s.id]["status"] != "pending")
         lines.append(f"Total: {earned:g}/{sum(points_of(s) for s in core)} points")
     extra = [s for s in specs if s.extra_credit]
@@ -1178,7 +1299,9 @@ def format_summary(specs, results, header):
     return "\n".join(lines)
 
 
-def results_json(specs, results, output, seconds):
+def results_json(specs, results, output, seconds, visibility="visible"):
+    """Gradescope's results.json.  Every test carries its status explicitly in extra_data.status (passed,
+    failed, info or pending) and, where Gradescope has a word for it, in status (passed or failed)."""
     tests = []
     for spec in specs:
         r = results[spec.id]
@@ -1187,16 +1310,24 @@ def results_json(specs, results, output, seconds):
             out += f"\n\nOutput of your code:\n{r['output']}"
         entry = {"name": f"{spec.id}: {spec.description}", "number": spec.id, "score": r["score"],
                  "max_score": points_of(spec), "output": out,
-                 "visibility": "after_published" if spec.hidden else "visible"}
+                 "visibility": visibility if spec.hidden else "visible",
+                 "extra_data": {"status": r["status"]}}
         if r["status"] in ("passed", "failed"):
             entry["status"] = r["status"]
+        elif r["status"] == "info":
+            entry["status"] = "passed"  # it ran; it has no points to lose
         if spec.extra_credit and points_of(spec):
             entry["tags"] = ["extra credit"]
         elif not spec.info and not points_of(spec):
             entry["tags"] = ["practice"]
         tests.append(entry)
-    return {"score": sum(t["score"] for t in tests), "execution_time": int(round(seconds)), "output": output,
-            "visibility": "visible", "stdout_visibility": "visible", "tests": tests}
+    data = {"execution_time": int(round(seconds)), "output": output, "visibility": "visible",
+            "stdout_visibility": "visible" if visibility == "visible" else "hidden", "tests": tests}
+    if visibility == "visible":
+        data["score"] = sum(t["score"] for t in tests)
+    # else no top-level score: Gradescope adds up the tests' scores itself, and nothing of ours that a
+    # student sees states the total of the hidden tests
+    return data
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -1206,7 +1337,8 @@ def results_json(specs, results, output, seconds):
 def build_parser():
     p = argparse.ArgumentParser(description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("tests", nargs="*", help="test ids (1e-0-basic), question parts (1e) or questions (1)")
-    p.add_argument("--json", metavar="PATH", help="write Gradescope's results.json to PATH")
+    p.add_argument("--json", metavar="PATH", help="write Gradescope's results.json to PATH (with --list: the tests "
+                                                 "as JSON, '-' for standard output)")
     p.add_argument("--data-dir", default=os.environ.get("GRADER_DATA_DIR"),
                    help="the data folder (default src/data; env GRADER_DATA_DIR)")
     p.add_argument("--submission-dir", default=os.environ.get("GRADER_SUBMISSION_DIR"),
@@ -1217,6 +1349,9 @@ def build_parser():
     p.add_argument("--jobs", type=int, default=None, help="worker processes run in parallel (default: 2)")
     p.add_argument("--timeout-scale", type=float, default=float(os.environ.get("GRADER_TIMEOUT_SCALE", "1")),
                    help="multiply every time limit (for slow machines; env GRADER_TIMEOUT_SCALE)")
+    p.add_argument("--hidden-visibility", choices=list(VISIBILITIES),
+                   help="who sees the hidden tests' results, in Gradescope's words (default: points.json's "
+                        "hidden_visibility; 'visible', the course's behaviour, if it has none)")
     p.add_argument("--list", action="store_true", help="list the tests and exit")
     p.add_argument("-v", "--verbose", action="store_true", help="show the output of your code for failed tests")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -1245,6 +1380,7 @@ def main(argv=None):
     except (OSError, ValueError) as e:
         print(f"error: cannot read the points table {POINTS_FILE}: {e}", file=sys.stderr)
         return 2
+    visibility = args.hidden_visibility or table["hidden_visibility"]
     specs = {}
     for tid, spec in REGISTRY.items():
         if tid not in table["tests"]:
@@ -1260,6 +1396,16 @@ def main(argv=None):
             print(f"error: no test matches {', '.join(unknown)}; python grader.py --list shows them", file=sys.stderr)
             return 2
         order = [t for t in order if any(matches(t, s) for s in args.tests)]
+    if args.list and args.json:  # for tools (grade_class): the selected tests as data, never parsed from text
+        listed = [{"id": tid, "part": specs[tid].part, "kind": specs[tid].kind, "points": points_of(specs[tid]),
+                   "timeout": specs[tid].timeout, "extra_credit": specs[tid].extra_credit, "info": specs[tid].info,
+                   "description": specs[tid].description} for tid in order]
+        text = json.dumps(listed, indent=1)
+        if args.json == "-":
+            print(text)
+        else:
+            Path(args.json).write_text(text + "\n", encoding="utf-8")
+        return 0
     if args.list:
         for tid in order:
             s = specs[tid]
@@ -1321,7 +1467,10 @@ def main(argv=None):
         r["score"] = points_of(spec) if r["status"] == "passed" else 0
         with print_lock:
             results[r["id"]] = r
-            print(f"  {r['id']:<14} {r['status']:<7} ({r.get('seconds', 0):.1f} s)", flush=True)
+            if concealed(spec, visibility):  # Gradescope's stdout: nothing of a hidden result
+                print(f"  {r['id']:<14} graded", flush=True)
+            else:
+                print(f"  {r['id']:<14} {r['status']:<7} ({r.get('seconds', 0):.1f} s)", flush=True)
 
     to_run = []
     for tid in order:
@@ -1380,19 +1529,22 @@ def main(argv=None):
                             "score": 0}
 
     chosen = [specs[t] for t in order]
-    summary = format_summary(chosen, results, [])
+    summary = format_summary(chosen, results, [], visibility)
     if args.verbose:
         for spec in chosen:
             r = results[spec.id]
-            if r["status"] == "failed" and r.get("output"):
+            if r["status"] == "failed" and r.get("output") and not concealed(spec, visibility):
                 summary += f"\n\nOutput of your code in {spec.id}:\n{r['output']}"
     elapsed = time.monotonic() - started
     summary += f"\n({elapsed:.1f} s)"
     print(summary, flush=True)
     if args.json:
-        data = results_json(chosen, results, "\n".join(header) + "\n" + summary, elapsed)
-        try:
-            Path(args.json).write_text(json.dumps(data, indent=2), encoding="utf-8")
+        data = results_json(chosen, results, "\n".join(header) + "\n" + summary, elapsed, visibility)
+        try:  # a new name, then renamed over the old file: an interrupted run never leaves half a file
+            out = Path(args.json)
+            tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+            tmp.replace(out)
         except OSError as e:
             print(f"error: could not write {args.json}: {e}", file=sys.stderr)
     return 0

@@ -150,7 +150,7 @@ def test_a_rerun_grades_only_new_or_changed_submissions(graded, data, monkeypatc
     before = out.read_text(encoding="utf-8")
     calls = []
 
-    def fake_grade(name, path, cfg, cpus, uid=None):
+    def fake_grade(name, path, cfg, cpus):
         calls.append(name)
         return {"version": grade_class.CACHE_VERSION, "name": name, "fingerprint": grade_class.fingerprint(path),
                 "graded": False, "results": None, "problems": ["regraded"], "files": [], "seconds": 0.0}
@@ -165,6 +165,29 @@ def test_a_rerun_grades_only_new_or_changed_submissions(graded, data, monkeypatc
     assert calls == ["frank"]
     assert grade_class.main(argv + ["--regrade"]) == 0
     assert sorted(calls[1:]) == ["alice", "bob", "dave", "erin", "frank"]
+
+
+def test_the_reference_earns_the_written_part_and_every_cell_states_its_status(tmp_path, data):
+    """The grading copy holds every file the grader imports (grader.GRADING_FILES): the written part's checks
+    run and the reference earns its 10 extra-credit points; a judged hidden test is graded; the 0-point info
+    test shows its score, not "pending".  A stray older copy of a file is not graded, and the row says so."""
+    subs = tmp_path / "submissions"
+    folder = subs / "ref" / "src" / "submission"
+    folder.mkdir(parents=True)
+    for name, content in deliverables(data, 1).items():
+        (folder / name).write_bytes(content)
+    (subs / "ref" / "old").mkdir()
+    (subs / "ref" / "old" / "model.py").write_text("raise ImportError('an old draft')\n", encoding="utf-8")
+    out = tmp_path / "grades.csv"
+    written = [t for t in POINTS if t.startswith("3")]
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "grade_class.py"), str(subs), "--out", str(out),
+                           "--data-dir", str(data), "--jobs", "1", "--tests", "3", "1d-0-basic", "1g-0-hidden"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    row = read_csv(out)["ref"]
+    assert sum(float(row[t]) for t in written) == 10 == sum(POINTS[t] for t in written), row
+    assert row["1g-0-hidden"] == "1" and row["1d-0-basic"] == "0", row
+    assert "model.py: graded src/submission/model.py" in row["problems"] and "old/model.py" in row["problems"]
 
 
 def test_nearly_identical_means_at_least_98_percent_of_lines():
@@ -193,8 +216,10 @@ def test_zip_layouts_are_found(tmp_path, layout):
         zf.writestr("__MACOSX/._model.py", b"junk")
         zf.writestr(("" if layout == "flat" else layout) + "old/model.py", b"x = 0\n")  # a stray older copy
     copied, problems = grade_class.unpack(path, tmp_path / "out")
-    assert copied == sorted(files) and problems == []
+    assert copied == sorted(files)
     assert (tmp_path / "out" / "model.py").read_bytes() == b"x = 1\n"
+    # the stray copy is named, with the reason the other one was graded
+    assert len(problems) == 1 and "old/model.py" in problems[0] and "most deliverables" in problems[0], problems
 
 
 def test_user_errors_exit_2_with_one_sentence(tmp_path, capsys):

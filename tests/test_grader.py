@@ -38,15 +38,13 @@ EXTRA_CREDIT = {"3a": 2, "3b": 2, "3c": 3, "3d": 3}
 
 
 def copy_src(dest, mutations=None, append=None):
-    """Copy the grader (grader.py, graderUtil.py, the written part's checks, course.py), points.json and the submission
-    package into dest/src; apply mutations {file in submission/: [(old, new), ...]} (each `old` must occur, so
+    """Copy the grader's files (grader.GRADING_FILES) and the submission package into dest/src; apply mutations {file in submission/: [(old, new), ...]} (each `old` must occur, so
     a mutation never silently misses) and append code {file in submission/: text} (a class or function defined
     again at the end of a module replaces the reference's, whatever the reference's code looks like)."""
     src = Path(dest) / "src"
     src.mkdir(parents=True)
-    for name in ("grader.py", "graderUtil.py", "grader_written.py", "attention_simulation.py", "course.py"):
+    for name in grader.GRADING_FILES:  # the grader's one list of what a grading copy needs
         shutil.copy(SRC / name, src / name)
-    shutil.copy(SRC / "points.json", src / "points.json")
     shutil.copytree(SRC / "submission", src / "submission",
                     ignore=shutil.ignore_patterns("__pycache__", "*.params", "*.predictions", "*.tmp*"))
     for name, edits in (mutations or {}).items():
@@ -112,8 +110,12 @@ class Run:
         self.tests = {t["number"]: t for t in results["tests"]} if results else {}
 
     def status(self, tid):
+        """The status results.json states (passed, failed, info or pending), checked against Gradescope's own
+        field, which only knows passed and failed."""
         t = self.tests[tid]
-        return t.get("status", "pending")
+        status = t["extra_data"]["status"]
+        assert t.get("status") == {"info": "passed", "pending": None}.get(status, status), t
+        return status
 
     def failed(self):
         return sorted(tid for tid in self.tests if self.status(tid) == "failed")
@@ -146,8 +148,9 @@ def run_grader(src, *selection, data=None, solution=None, predictions=None, extr
     return Run(proc, results, seconds)
 
 
-def validate_results_json(results):
-    """The fields of Gradescope's results.json that the grader promises."""
+def validate_results_json(results, visibility="visible"):
+    """The fields of Gradescope's results.json that the grader promises (hidden tests' results shown as
+    `visibility` says: the course's default shows them)."""
     assert isinstance(results["score"], (int, float))
     assert isinstance(results["execution_time"], (int, float))
     assert isinstance(results["output"], str)
@@ -157,7 +160,8 @@ def validate_results_json(results):
         assert isinstance(t["name"], str) and isinstance(t["number"], str) and isinstance(t["output"], str)
         assert isinstance(t["score"], (int, float)) and isinstance(t["max_score"], (int, float))
         assert 0 <= t["score"] <= t["max_score"] or "extra credit" in t.get("tags", [])
-        assert t["visibility"] == ("after_published" if t["number"].endswith("-hidden") else "visible")
+        assert t["visibility"] == (visibility if t["number"].endswith("-hidden") else "visible")
+        assert t["extra_data"]["status"] in ("passed", "failed", "info", "pending")
     assert results["score"] == sum(t["score"] for t in results["tests"])
 
 
@@ -194,6 +198,36 @@ def test_points_table_matches_the_registered_tests():
         assert isinstance(pts, int) and pts >= 0
         if tid in grader.REGISTRY and not grader.REGISTRY[tid].extra_credit:
             assert (pts == 0) == grader.REGISTRY[tid].info
+
+
+def _local_imports(path):
+    """The modules of src/ that the Python file `path` imports, anywhere in it (inside functions and try blocks
+    too, `from . import x` included)."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module] if node.module else [a.name for a in node.names]
+        else:
+            continue
+        found |= {n.split(".")[0] for n in names if n and (SRC / f"{n.split('.')[0]}.py").is_file()}
+    return found
+
+
+def test_grading_files_hold_every_module_the_grader_imports():
+    """grader.GRADING_FILES is the one list of what a grading copy needs (grade_class copies it, the bundle is
+    checked against it, a worker imports it before it drops its privileges): every module of src/ that one of
+    its files imports is in it, and so is the points table."""
+    listed = set(grader.GRADING_FILES)
+    assert "points.json" in listed and all((SRC / name).is_file() for name in listed)
+    for name in sorted(n for n in listed if n.endswith(".py")):
+        missing = {f"{m}.py" for m in _local_imports(SRC / name)} - listed
+        assert not missing, f"{name} imports {sorted(missing)}, which grader.GRADING_FILES lacks"
+    # the check sees an import hidden in a function, as grader_written.py's of attention_simulation is
+    assert "attention_simulation" in _local_imports(SRC / "grader_written.py")
 
 
 def test_points_add_up_to_the_handouts_per_part():
@@ -276,6 +310,41 @@ def test_hidden_tests_are_graded_with_solution_and_answers(tmp_path, data, solut
     assert r.tests["3e-0-basic"]["max_score"] == 0 and r.tests["3e-0-basic"]["tags"] == ["practice"]
     assert "10/10 correct" in r.tests["1f-0-hidden"]["output"]
     assert r.json["execution_time"] < 60, f"the grader took {r.json['execution_time']} s on the solution"
+
+
+@pytest.mark.parametrize("visibility", ["visible", "after_published"])
+def test_hidden_results_are_shown_only_as_the_instructor_says(tmp_path, data, solution, visibility):
+    """points.json's hidden_visibility (or --hidden-visibility) decides who sees a hidden test's result.  The
+    course's behaviour, the default, shows everything; after_published leaves nothing that a student sees
+    (results.json's top-level output and score, the grader's printed lines, which Gradescope keeps as stdout)
+    telling a hidden test's result or the hidden total, while each hidden test's entry keeps its result for
+    the day grades are published."""
+    src = copy_src(tmp_path, mutations={"dataset.py": [("int(self.block_size * 3 / 4)", "int(self.block_size * 3 / 4) - 1")]})
+    if visibility != "visible":
+        table = json.loads((src / "points.json").read_text(encoding="utf-8"))
+        table["hidden_visibility"] = visibility
+        (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
+    predictions = write_predictions(tmp_path / "pred", data, "correct")
+    (predictions / "vanilla.pretrain.dev.predictions").write_text("Atlantis\n" * 10, encoding="utf-8")
+    r = run_grader(src, "1e-1-basic", "1f", "1g-0-hidden", data=data, solution=solution, predictions=predictions)
+    validate_results_json(r.json, visibility) if visibility == "visible" else None
+    hidden = {"1f-0-hidden": "failed", "1f-1-hidden": "passed", "1g-0-hidden": "passed"}
+    for tid, status in hidden.items():  # the results are all there, for the instructor and for later
+        assert r.tests[tid]["visibility"] == visibility and r.status(tid) == status
+    assert r.status("1e-1-basic") == "failed" and r.tests["1e-1-basic"]["visibility"] == "visible"
+    seen = [r.json["output"]] + ([r.stdout] if r.json["stdout_visibility"] == "visible" else [])
+    if visibility == "visible":
+        assert "Total hidden: 9/14 points" in r.json["output"] and r.json["score"] == 9 + 7
+        assert all(re.search(rf"{tid}\s.*(PASS|FAIL)", r.json["output"]) for tid in hidden)
+        return
+    assert "score" not in r.json and r.json["stdout_visibility"] == "hidden"  # Gradescope adds the tests up
+    for text in seen + [r.stdout]:  # the printed lines keep it to themselves too
+        assert "Total hidden" not in text and "Total:" not in text and "10/10 correct" not in text
+        for tid in hidden:
+            lines = [line for line in text.splitlines() if tid in line]
+            assert lines and not any(re.search(r"PASS|FAIL|passed|failed|\d+/(5|8|1)\b", l) for l in lines), lines
+    assert "Total basic: 7/11 points" in r.json["output"]  # the visible tests' results stay visible
+    assert "1e-1-basic" in r.json["output"] and "FAIL" in r.json["output"]
 
 
 def test_solution_found_as_an_importable_package(tmp_path, reference_src, solution, data):
@@ -438,6 +507,16 @@ DATASET_BUGS = {
         dict(truncate="(drawn := random.randint(4, int(self.block_size * 3 / 4)))", masked_len="min(n, max(1, drawn // 4))"),
         ["1e-5-basic"]),
     "masked span half of the line": (dict(masked_len="random.randint(1, n)"), ["1e-5-basic"]),
+    # a real student's bound: random.randint(4, 37.5) raises at block size 50 (the course's grader's), and
+    # from Python 3.12 on any float bound raises, 96.0 at block size 128 included
+    "truncation bound written as a float (3/4)": (
+        dict(truncate="random.randint(4, self.block_size * 3/4)"),
+        ["1e-0-basic", "1e-1-basic", "1e-3-basic"] if sys.version_info < (3, 12) else
+        ["1e-0-basic", "1e-1-basic", "1e-2-basic", "1e-3-basic", "1e-4-basic", "1e-5-basic", "1e-6-basic"]),
+    "truncation bound written as a float (7/8)": (
+        dict(truncate="random.randint(4, self.block_size * 7/8)"),
+        ["1e-0-basic", "1e-1-basic", "1e-3-basic"] if sys.version_info < (3, 12) else
+        ["1e-0-basic", "1e-1-basic", "1e-2-basic", "1e-3-basic", "1e-4-basic", "1e-5-basic", "1e-6-basic"]),
     "y not shifted": (dict(xy="s[:-1], s[:-1]"), ["1e-4-basic"]),
     "mask char swapped with pad": (dict(mask="self.PAD_CHAR"), ["1e-2-basic", "1e-3-basic", "1e-5-basic"]),
     "no randomness at all": (dict(truncate="int(self.block_size * 3 / 4)", masked_len="max(1, n // 4)",

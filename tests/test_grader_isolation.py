@@ -288,3 +288,52 @@ def test_grade_class_grades_each_submission_as_a_user_of_its_own(tmp_path):
     assert len(uids) == 2 and "uid=0" not in uids  # one unprivileged user per submission graded at a time
     # graded at the same time, each saw the other's copies and could not read them
     assert "PermissionError" in others and not any("READ" in o for o in others), others
+
+
+SLOW_DATASET = '''
+import time as _time
+_given_init = CharCorruptionDataset.__init__
+
+
+def _slow_init(self, *args, **kwargs):
+    _time.sleep(6)  # still running when the other grader, started later, has finished
+    _given_init(self, *args, **kwargs)
+
+
+CharCorruptionDataset.__init__ = _slow_init
+'''
+
+
+@root_only
+def test_two_graders_at_once_as_root_each_kill_only_what_they_started(tmp_path, monkeypatch):
+    """An instructor grading a class while a TA re-grades one student: each grader runs the student's code as a
+    user id of its own, so the one that finishes first, which kills every process of its user, leaves the
+    other's workers alone.  Both reports are complete, and the same as each grader's alone (every point)."""
+    import re
+    import subprocess
+    import sys
+
+    from test_grader import copy_src, make_data
+
+    monkeypatch.delenv("GRADER_WORKER_USER", raising=False)  # the grader's own choice, as on Gradescope
+    data = make_data(tmp_path / "data")
+    slow = copy_src(tmp_path / "slow", append={"dataset.py": SLOW_DATASET})
+    quick = copy_src(tmp_path / "quick")
+    tests = ["1e-0-basic", "1e-6-basic"]
+
+    def start(src):
+        return subprocess.Popen([sys.executable, str(src / "grader.py"), *tests, "--data-dir", str(data), "--json",
+                                 str(src / "results.json")], cwd=src, stdout=subprocess.PIPE, text=True)
+
+    first = start(slow)
+    time.sleep(2)  # the slow one's worker is asleep in the student's code when the quick one ends
+    second = start(quick)
+    outs = [p.communicate(timeout=300)[0] for p in (first, second)]
+    assert [p.returncode for p in (first, second)] == [0, 0]
+    users = [re.search(r"student code runs as uid (\d+)", out).group(1) for out in outs]
+    assert users[0] != users[1], users
+    for src, out in zip((slow, quick), outs):
+        results = json.loads((src / "results.json").read_text(encoding="utf-8"))
+        assert [(t["number"], t["score"]) for t in results["tests"]] == [(t, POINTS[t]) for t in tests], out
+    # the slow grader really overlapped the quick one: its first test took the sleep
+    assert "(6." in outs[0] or "(7." in outs[0] or "(8." in outs[0], outs[0]

@@ -5,13 +5,14 @@ Layout (Gradescope's, or $AUTOGRADER_ROOT for a local rehearsal):
                answers/birth_test.tsv (held-out answers), requirements.txt
   submission/  what the student uploaded: Gradescope unpacks an uploaded zip here.  The zip from
                ./run.sh collect_submission is flat, so the files sit at the top level; files uploaded
-               one by one, or a zip of the folder src/submission/, are found as well (at any depth)
+               one by one, or a zip of the folder src/submission/, are found as well (src/upload.py says
+               which copy is graded where there are two; results.json's output names them)
   results/     results.json is written here
 Only the deliverables (the starter's src/submission/*.py names, the six prediction files and the five
 parameter files) are taken from the submission and laid over a fresh copy of the starter, so a student
 cannot replace the grader.  Gradescope runs this as root: source/ (answers, reference) and results/ are made
 readable by root only, the grading copy lies in a root-only temporary folder, and the grader runs the
-student's code as the user `grader` that setup.sh creates (or `nobody`), see graderUtil.py.
+student's code as an unprivileged user id of its own, see graderUtil.py.
 """
 
 import json
@@ -21,22 +22,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-
-
-def find_submitted(submission, name):
-    """The submitted file called `name`, preferring the shallowest (a zip may add a folder level).  A symbolic
-    link is never taken: copied as root, it would bring whatever it points to into the grading copy."""
-
-    def plain(path):
-        step = submission
-        for part in path.relative_to(submission).parts:
-            step = step / part
-            if step.is_symlink():
-                return False
-        return path.is_file()
-
-    matches = sorted((p for p in submission.rglob(name) if plain(p)), key=lambda p: len(p.parts))
-    return matches[0] if matches else None
 
 
 def write_failure(results, message):
@@ -56,17 +41,13 @@ def main():
     os.chmod(work, 0o700)  # root's alone (copytree gave it the starter's mode): the grader's workers get copies
     package = work / "src" / "submission"
     sys.path.insert(0, str(work / "src"))
-    from course import PARAMS_FILES, PREDICTION_FILES  # the one list of deliverables
+    import upload  # the starter's: the one rule for which file of an upload is graded (grade_class uses it too)
 
-    allowed = sorted(p.name for p in package.glob("*.py")) + PREDICTION_FILES + PARAMS_FILES
-    taken = []
-    for name in allowed:
-        found = find_submitted(submission, name)
-        if found is not None:
-            shutil.copy2(found, package / name)
-            taken.append(name)
+    names = upload.deliverable_names(p.name for p in package.glob("*.py"))
+    choice = upload.copy_deliverables(submission, names, package)
     shutil.copy2(source / "answers" / "birth_test.tsv", work / "src" / "data" / "birth_test.tsv")
-    print(f"submitted deliverables used: {', '.join(taken) or 'none'}")
+    graded = [f"Files graded: {', '.join(sorted(choice.chosen)) or 'none'}"] + choice.notes
+    print("\n".join(graded))
     results.mkdir(parents=True, exist_ok=True)
     out = results / "results.json"
     cmd = [sys.executable, str(work / "src" / "grader.py"), "--json", str(out),
@@ -75,6 +56,12 @@ def main():
     if proc.returncode != 0 or not out.is_file():
         write_failure(results, f"The grader stopped unexpectedly (exit status {proc.returncode}); "
                                "please tell the course staff.")
+    else:  # the student sees which of their files were graded, and why where the upload had two copies
+        data = json.loads(out.read_text(encoding="utf-8"))
+        data["output"] = "\n".join(graded) + "\n\n" + data.get("output", "")
+        tmp = out.with_name(".results.json.tmp")
+        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        tmp.replace(out)
     shutil.rmtree(work, ignore_errors=True)
     return 0
 

@@ -26,8 +26,8 @@ The reference solution for the hidden tests is this repository's src/submission 
 held-out answers come from the data folder (--data-dir, default src/data).
 
 Run as root, each grader runs the student's code as an unprivileged user, exactly as on Gradescope (see
-src/graderUtil.py): every submission graded at the same time gets a user id of its own (an unused uid from
-WORKER_UIDS), so that killing what one submission left behind never touches another.  The reference and the
+src/graderUtil.py): every grader picks and holds a user id of its own, so that killing what one submission
+left behind never touches another, nor a grader someone else runs on the machine.  The reference and the
 data are copied into a folder only root can read; a warning names the originals if that user could read them.
 """
 
@@ -57,15 +57,15 @@ SRC = ROOT / "src"
 sys.path.insert(0, str(SRC))
 from course import PARAMS_FILES, PREDICTION_FILES  # noqa: E402  (the one list of deliverables)
 import graderUtil  # noqa: E402  (the grader's harness: who may read what, as root)
+import upload  # noqa: E402  (which files of an upload are graded: the same rule as on Gradescope)
 # the answers each prediction file is scored against: dev answers ship with the data, test answers are held
 # out (present only where submissions are graded)
-from grader import GOLD_FILES  # noqa: E402
+from grader import GOLD_FILES, GRADING_FILES  # noqa: E402
 
 PIN = ("import os, sys; os.sched_setaffinity(0, {int(c) for c in sys.argv[1].split(',')}); "
        "os.execv(sys.argv[2], sys.argv[2:])")  # run the rest of the command line on the given cores
 SIMILAR = 0.98  # fraction of identical lines above which two prediction files are flagged
-WORKER_UIDS = range(61000, 62000)  # as root: unused uids, one per grader running at a time
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: results with an explicit status per test
 
 
 class UserError(Exception):
@@ -85,7 +85,7 @@ def code_files():
 
 
 def deliverable_names():
-    return set(code_files()) | set(PREDICTION_FILES) | set(PARAMS_FILES)
+    return upload.deliverable_names(code_files())
 
 
 def find_submissions(folder):
@@ -111,63 +111,26 @@ def fingerprint(path):
     return h.hexdigest()
 
 
-def pick_base(relpaths):
-    """The folder (a relative path, '' for the top) holding the most deliverables; ties go to the shallower.
-    This accepts the flat zip, src/submission/..., submission/... or any single enclosing folder."""
-    wanted = deliverable_names()
-    counts = {}
-    for rel in relpaths:
-        parts = rel.split("/")
-        if parts[-1] in wanted and not any(p in ("__MACOSX",) or p.startswith(".") for p in parts):
-            base = "/".join(parts[:-1])
-            counts[base] = counts.get(base, 0) + 1
-    if not counts:
-        return None
-    return min(counts, key=lambda b: (-counts[b], b.count("/"), b))
-
-
-def is_deliverable(name):
-    return name.endswith(".py") or name in PREDICTION_FILES or name in PARAMS_FILES
-
-
 def unpack(path, dest):
-    """Copy the submission's deliverables from a zip or a folder into the folder dest.
-    Returns (names copied, problems). A broken zip raises zipfile.BadZipFile (or zlib.error / OSError)."""
-    dest.mkdir(parents=True, exist_ok=True)
-    copied = []
-    if path.is_dir():
-        rels = [p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file()]
-        base = pick_base(rels)
-        if base is None:
-            return [], ["no deliverables found (no submission .py, .predictions or .params files)"]
-        for p in sorted((path / base).iterdir()):
-            if p.is_file() and not p.is_symlink() and is_deliverable(p.name):  # a link is never followed
-                shutil.copyfile(p, dest / p.name)
-                copied.append(p.name)
-        return copied, []
-    with zipfile.ZipFile(path) as zf:
-        infos = [i for i in zf.infolist() if not i.is_dir()]
-        base = pick_base([i.filename.replace("\\", "/") for i in infos])
-        if base is None:
-            return [], ["no deliverables found in the zip (no submission .py, .predictions or .params files)"]
-        for info in infos:
-            parts = info.filename.replace("\\", "/").split("/")
-            name = parts[-1]
-            if "/".join(parts[:-1]) != base or not is_deliverable(name):
-                continue
-            # the member is written under its bare name: a path inside the zip never decides where it lands
-            with zf.open(info) as src, open(dest / name, "wb") as out:
-                shutil.copyfileobj(src, out, 1 << 20)
-            copied.append(name)
-    return sorted(copied), []
+    """Copy the submission's deliverables from a zip or a folder into the folder dest, chosen as every grading
+    path chooses them (src/upload.py).  Returns (names copied, problems); a note says which copy was graded
+    where the upload holds two different ones.  A broken zip raises zipfile.BadZipFile (or zlib.error /
+    OSError)."""
+    choice = upload.copy_deliverables(path, deliverable_names(), dest)
+    if not choice.chosen:
+        return [], ["no deliverables found (no submission .py, .predictions or .params files)"]
+    return sorted(choice.chosen), list(choice.notes)
 
 
-def read_lines(path):
-    text = Path(path).read_text(encoding="utf-8", errors="replace")
+def split_lines(text):
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return [line.rstrip("\r").strip() for line in lines]
+
+
+def read_lines(path):
+    return split_lines(Path(path).read_text(encoding="utf-8", errors="replace"))
 
 
 def load_answers(data_dir):
@@ -199,16 +162,16 @@ def import_problems(results):
     return seen
 
 
-def grade_one(name, path, cfg, cpus, uid=None):
-    """Grade one submission in a fresh temporary folder (its student code as user id uid, when given).
-    Returns its cache record (never raises for anything the submission can cause)."""
+def grade_one(name, path, cfg, cpus):
+    """Grade one submission in a fresh temporary folder.  Returns its cache record (never raises for anything
+    the submission can cause).  As root, the grader picks a worker user id of its own (graderUtil)."""
     record = {"version": CACHE_VERSION, "name": name, "source": str(path), "fingerprint": fingerprint(path),
               "graded": False, "results": None, "problems": [], "files": [], "seconds": 0.0}
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="grade_class_") as tmp:
         src = Path(tmp) / "src"
-        # the grader files of this repository (grader.py, its harness modules, points.json, course.py), never the
-        # instructor's submission: a file the student left out must be missing, not the reference's
+        # the grader's files of this repository (grader.GRADING_FILES), never the instructor's submission: a file
+        # the student left out must be missing, not the reference's
         src.mkdir()
         for p in cfg["grader_files"]:
             shutil.copyfile(p, src / p.name)
@@ -231,8 +194,6 @@ def grade_one(name, path, cfg, cpus, uid=None):
                "--timeout-scale", str(cfg["timeout_scale"])] + list(cfg["tests"])
         env = {k: v for k, v in os.environ.items() if not k.startswith("GRADER_")}
         env["PYTHONDONTWRITEBYTECODE"] = "1"
-        if uid is not None:
-            env["GRADER_WORKER_USER"] = str(uid)
         if cpus and hasattr(os, "sched_setaffinity"):
             # its share of the cores, so that parallel graders do not compete (set by a tiny launcher that
             # then becomes the grader: the grader and its workers see only these cores from the start)
@@ -266,28 +227,14 @@ def grade_one(name, path, cfg, cpus, uid=None):
 
 
 def submission_predictions(path):
-    """{prediction file: [lines]} read straight from the submission (zip or folder); {} if unreadable."""
+    """{prediction file: [lines]} read straight from the submission (zip or folder), the copies the grader
+    graded; {} if unreadable."""
     preds = {}
     try:
-        if path.is_dir():
-            rels = [p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file()]
-            base = pick_base(rels)
-            for fname in PREDICTION_FILES:
-                p = path / (base or "") / fname
-                if base is not None and p.is_file():
-                    preds[fname] = read_lines(p)
-        else:
-            with zipfile.ZipFile(path) as zf:
-                names = [i.filename.replace("\\", "/") for i in zf.infolist() if not i.is_dir()]
-                base = pick_base(names)
-                for fname in PREDICTION_FILES:
-                    member = f"{base}/{fname}" if base else fname
-                    if base is not None and member in names:
-                        text = zf.read(member).decode("utf-8", errors="replace")
-                        lines = text.split("\n")
-                        if lines and lines[-1] == "":
-                            lines.pop()
-                        preds[fname] = [line.rstrip("\r").strip() for line in lines]
+        with upload.Upload(path) as up:
+            for fname, rel in up.choose(deliverable_names()).chosen.items():
+                if fname in PREDICTION_FILES:
+                    preds[fname] = split_lines(up.read(rel).decode("utf-8", errors="replace"))
     except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError):
         return {}
     return preds
@@ -363,9 +310,10 @@ def grade_rows(records, test_ids, preds, answers):
         points = []
         for tid in test_ids:
             t = by_id.get(tid)
+            status = (t or {}).get("extra_data", {}).get("status")  # the grader states every test's status
             if t is None:
                 points.append("")
-            elif "status" not in t and t.get("score", 0) == 0:
+            elif status == "pending":
                 points.append("pending")
             else:
                 points.append(f"{t['score']:g}")
@@ -437,27 +385,14 @@ def usable_cpus():
         return list(range(os.cpu_count() or 1))
 
 
-def free_uids(n):
-    """n user ids from WORKER_UIDS that no user has and no process runs as."""
-    found = graderUtil.unused_uids(WORKER_UIDS, n)
-    if len(found) == n:
-        return found
-    raise UserError(f"fewer than {n} unused user ids in {WORKER_UIDS}")
-
-
 def list_tests(grader_dir, tests):
-    """(ids, sum of time limits) of the selected tests, from `grader.py --list`."""
-    r = subprocess.run([sys.executable, str(grader_dir / "grader.py"), "--list", *tests], capture_output=True,
-                       text=True, cwd=str(grader_dir))
+    """(ids, sum of time limits) of the selected tests, from `grader.py --list --json`."""
+    r = subprocess.run([sys.executable, str(grader_dir / "grader.py"), "--list", "--json", "-", *tests],
+                       capture_output=True, text=True, cwd=str(grader_dir))
     if r.returncode != 0:
         raise UserError((r.stderr.strip().splitlines() or ["grader.py --list failed"])[-1])
-    ids, limit = [], 0.0
-    for line in r.stdout.splitlines():
-        m = re.match(r"^(\S+)\s+.*?\s(\d+(?:\.\d+)?) s\s", line)
-        if m:
-            ids.append(m.group(1))
-            limit += float(m.group(2))
-    return ids, limit
+    listed = json.loads(r.stdout)
+    return [t["id"] for t in listed], sum(t["timeout"] for t in listed)
 
 
 def main(argv=None):
@@ -498,11 +433,11 @@ def run(args):
     cache.mkdir(exist_ok=True)
 
     root = graderUtil.privileged()
-    uids = free_uids(jobs) if root else [None] * jobs
     if root:
+        stranger = graderUtil.WORKER_UIDS.start  # the mode bits as they apply to a user who owns nothing here
         for what, where in (("the held-out answers", data_dir / GOLD_FILES["test"]),
                             ("the reference solution", solution_dir)):
-            if where.exists() and graderUtil.readable_by(where, uids[0], uids[0]):
+            if where.exists() and graderUtil.readable_by(where, stranger, stranger):
                 print(f"warning: {what} at {where} can be read by any user, the graders' unprivileged one "
                       "included (make the folder readable by its owner only)")
     with tempfile.TemporaryDirectory(prefix="grade_class_ref_") as work:  # mode 0700: root's alone
@@ -514,8 +449,7 @@ def run(args):
         if root:  # the answers where only root can read them (the grader's workers get a copy without them)
             grading_data = Path(work) / "data"
             shutil.copytree(data_dir, grading_data, symlinks=True)
-        grader_files = sorted(p for p in SRC.glob("*") if p.is_file() and p.suffix in (".py", ".json")
-                              and (p.name.startswith("grader") or p.name in ("points.json", "course.py")))
+        grader_files = [SRC / name for name in GRADING_FILES]
         test_ids, limits = list_tests(SRC, args.tests)
         cfg = {"grader_files": grader_files, "data_dir": grading_data, "solution_dir": solution,
                "timeout_scale": args.timeout_scale, "tests": args.tests,
@@ -544,14 +478,14 @@ def run(args):
         # slots of cores: slot k gets every jobs-th usable core (one core each when jobs == cores)
         slots = queue.Queue()
         for k in range(jobs):
-            slots.put((set(cpus[k::jobs]) or {cpus[k % len(cpus)]}, uids[k]))
+            slots.put(set(cpus[k::jobs]) or {cpus[k % len(cpus)]})
 
         def task(name, path):
-            share, uid = slot = slots.get()
+            share = slots.get()
             try:
-                rec = grade_one(name, path, cfg, share, uid)
+                rec = grade_one(name, path, cfg, share)
             finally:
-                slots.put(slot)
+                slots.put(share)
             rec["settings"] = settings
             atomic_write_text(cache / f"{name}.json", json.dumps(rec, indent=1))
             return name, rec

@@ -166,6 +166,17 @@ exec python3 "$(dirname "$0")/autograder_run.py"
 """
 
 
+def grading_files(root=ROOT):
+    """What the bundle's grading copy needs in src/: the grader's one list (grader.GRADING_FILES) and the module
+    autograder_run.py takes the submitted files with."""
+    sys.path.insert(0, str(root / "src"))
+    try:
+        import grader
+    finally:
+        sys.path.remove(str(root / "src"))
+    return list(grader.GRADING_FILES) + ["upload.py"]
+
+
 def build_autograder(out_zip, root=ROOT):
     """Write the Gradescope bundle: setup.sh, run_autograder, autograder_run.py, requirements.txt,
     starter/ (the student release), solution/ (the reference package), answers/birth_test.tsv."""
@@ -176,6 +187,10 @@ def build_autograder(out_zip, root=ROOT):
     with tempfile.TemporaryDirectory() as tmp:
         bundle = Path(tmp) / "bundle"
         build_student(bundle / "starter", root)
+        missing = [n for n in grading_files(root) if not (bundle / "starter" / "src" / n).is_file()]
+        if missing:
+            raise ReleaseError(f"the starter lacks {', '.join(missing)}, which grading needs: take it out of "
+                               "tools/release_exclude.txt")
         solution = bundle / "solution"
         solution.mkdir()
         for path in sorted((root / "src" / "submission").glob("*.py")):
