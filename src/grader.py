@@ -746,6 +746,12 @@ def _text(seed, lengths, alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJ .,'-0123
     return ["".join(rng.choice(alphabet) for _ in range(n)) for n in lengths]
 
 
+# Beside the student's code, a test only draws examples from the student's dataset and reports them as data
+# (_observe, _observe_whole); the judge decodes and checks them (_Examples).  Where a draw cannot even be
+# turned into data (not a pair of LongTensors, a length the model cannot take) the student's side fails it at
+# once: failing early can only cost the student, never earn a point.
+
+
 def _specials(ds):
     """(PAD_CHAR, MASK_CHAR) as the student's dataset has them: an instance attribute (the course's code) or
     a class attribute; the handout's characters otherwise."""
@@ -788,16 +794,50 @@ def _example(ctx, ds, idx):
     return x.tolist(), y.tolist()
 
 
-def _decode(ds, ids):
-    return "".join(ds.itos[i] for i in ids)
-
-
-def _parts(ctx, ds, idx, line):
-    """(prefix, masked, suffix) of example idx, checked to read prefix⁇suffix⁇masked⁇ (or, the older variant,
-    without the closing ⁇) and then PADs, and to rebuild the start of the line."""
+def _vocabulary(ds):
+    """The student dataset's vocabulary as data: its characters by id, the ids of PAD and MASK, its specials."""
     pad, mask = _specials(ds)
-    x, _ = _example(ctx, ds, idx)
-    s = _decode(ds, x)
+    return {"itos": [str(ds.itos[i]) for i in range(int(ds.vocab_size))], "pad": str(pad), "mask": str(mask),
+            "pad_id": ds.stoi.get(PAD), "mask_id": ds.stoi.get(MASK)}
+
+
+def _pack(rows):
+    import torch
+
+    if not rows:
+        return torch.zeros((0, 0), dtype=torch.uint8)
+    if len({len(r) for r in rows}) > 1:
+        raise Fail("CharCorruptionDataset.__getitem__: its examples have different lengths; every one must be "
+                   "as long as the padded string of block_size characters, shifted by one (or block_size)")
+    return torch.tensor(rows, dtype=torch.uint8 if all(max(r, default=0) < 256 for r in rows) else torch.long)
+
+
+def _observe(ctx, ds, idxs):
+    """Beside the student's code: ds[idx] for each idx in turn, as data for the judge."""
+    xs, ys = zip(*(_example(ctx, ds, idx) for idx in idxs))
+    return dict(_vocabulary(ds), idx=list(idxs), x=_pack(xs), y=_pack(ys))
+
+
+def _observe_whole(ctx, ds, line, want=1000, cap=50000):
+    """Beside the student's code: draws of `line` (ds[0]) that kept it whole (truncated length len(line)), at
+    least `want` of them, drawing up to `cap` times (a truncation drawn from 4..min(len(line), L) keeps a line of
+    40 characters whole in only 1 of 37 draws).  The filter is the judge's own parse; the judge parses again."""
+    vocab = _vocabulary(ds)
+    kept, draws = [], 0
+    for draws in range(1, cap + 1):
+        x, y = _example(ctx, ds, 0)
+        p, m, s = _split("".join(vocab["itos"][i] for i in x), vocab["pad"], vocab["mask"], line)
+        if len(p + m + s) == len(line):
+            kept.append((x, y))
+            if len(kept) >= want:
+                break
+    xs, ys = zip(*kept) if kept else ((), ())
+    return dict(vocab, idx=[0] * len(kept), x=_pack(list(xs)), y=_pack(list(ys)), draws=draws)
+
+
+def _split(s, pad, mask, line):
+    """(prefix, masked, suffix) of an example's text s, checked to read prefix⁇suffix⁇masked⁇ (or, the older
+    variant, without the closing ⁇) and then PADs, and to rebuild the start of the line."""
     body = s.rstrip(pad)
     if body.count(mask) == 3 and body.endswith(mask):
         body = body[:-1]  # the closing MASK_CHAR of the handout's version
@@ -813,73 +853,91 @@ def _parts(ctx, ds, idx, line):
     return prefix, masked, suffix
 
 
-def _whole(ctx, ds, line, want=1000, cap=50000):
-    """(prefix, masked, suffix) of draws of `line` that kept it whole (truncated length len(line)): at least
-    `want` of them, drawing up to `cap` times (a truncation drawn from 4..min(len(line), L) keeps a line of 40
-    characters whole in only 1 of 37 draws)."""
-    found = []
-    for _ in range(cap):
-        p, m, s = _parts(ctx, ds, 0, line)
-        if len(p + m + s) == len(line):
-            found.append((p, m, s))
-            if len(found) >= want:
-                break
-    if not found:
-        raise Fail(f"CharCorruptionDataset.__getitem__: {cap:,} examples of a line of {len(line)} characters never "
-                   "kept it whole; with block_size 128 its truncated length may be anything from 4 up to its own "
-                   "length, the line's length included")
-    return found
+class _Examples:
+    """In the judge: the examples a student's worker reported for one dataset of block size `block`, checked
+    to be data the dataset could have given (the shapes and ids _example demands), then read as text."""
 
+    def __init__(self, report, block):
+        import torch
 
-def _samples(ctx, ds, lines, n):
-    out = []
-    for k in range(n):
-        idx = k % len(lines)
-        out.append((idx, *_parts(ctx, ds, idx, lines[idx])))
-    return out
+        if not isinstance(report, dict) or not all(k in report for k in ("itos", "pad", "mask", "x", "y", "idx")):
+            raise Fail("the test reported no examples of the dataset to check")
+        self.itos, self.pad, self.mask = report["itos"], report["pad"], report["mask"]
+        self.pad_id, self.mask_id = report.get("pad_id"), report.get("mask_id")
+        self.idx, self.draws = report["idx"], report.get("draws")
+        x, y = report["x"], report["y"]
+        if (not isinstance(self.itos, list) or not all(isinstance(c, str) for c in self.itos)
+                or not isinstance(self.pad, str) or not isinstance(self.mask, str)
+                or not isinstance(self.idx, list) or not torch.is_tensor(x) or not torch.is_tensor(y)
+                or x.shape != y.shape or x.dim() != 2 or x.size(0) != len(self.idx)):
+            raise Fail("the test's report of the dataset's examples is malformed")
+        if x.numel() and (x.size(1) not in (block - 1, block) or int(x.max()) >= len(self.itos)
+                          or int(y.max()) >= len(self.itos)):
+            raise Fail(f"CharCorruptionDataset.__getitem__: examples of {x.size(1)} ids with block_size {block}")
+        self.x, self.y = x.long().tolist(), y.long().tolist()
+
+    def __len__(self):
+        return len(self.x)
+
+    def text(self, ids):
+        return "".join(self.itos[i] for i in ids)
+
+    def parts(self, k, line):
+        return _split(self.text(self.x[k]), self.pad, self.mask, line)
 
 
 @grader_test("1e-0-basic", "vocabulary (PAD 0, MASK 1, then sorted characters); __getitem__ returns two "
              "LongTensors of length block_size-1 or block_size", timeout=20)
 def test_1e_0(ctx):
-    """Id 0 is PAD_CHAR (□), id 1 MASK_CHAR (⁇), then the corpus's distinct characters in sorted order;
-    every example is a pair of LongTensors of length block_size - 1 or block_size (both readings of the spec)."""
     lines = _text(1, [30, 70, 12, 200])
     ds = _dataset(ctx, lines, 61)  # a block size that is no multiple of 4 or 8: int() bounds, not floats
-    pad, mask = _specials(ds)
-    if (pad, mask) != (PAD, MASK):
-        raise Fail("PAD_CHAR must be '\\u25A1' and MASK_CHAR '\\u2047'")
-    if ds.stoi.get(PAD) != 0 or ds.stoi.get(MASK) != 1 or ds.itos[0] != PAD or ds.itos[1] != MASK:
-        raise Fail("the vocabulary must give PAD_CHAR id 0 and MASK_CHAR id 1")
-    chars = sorted(set("\n".join(lines)))
-    if [ds.itos[i] for i in range(2, ds.vocab_size)] != chars or ds.vocab_size != len(chars) + 2:
-        raise Fail("the vocabulary must list the corpus's distinct characters, sorted, from id 2 on")
     _seed_all(10)
-    for idx in range(len(lines)):
-        _example(ctx, ds, idx)
+    ctx.report(_observe(ctx, ds, range(len(lines))))
+
+
+@grader_judge("1e-0-basic")
+def judge_1e_0(ctx, report):
+    """Id 0 is PAD_CHAR (□), id 1 MASK_CHAR (⁇), then the corpus's distinct characters in sorted order;
+    every example is a pair of LongTensors of length block_size - 1 or block_size (both readings of the spec)."""
+    seen = _Examples(report, 61)
+    if (seen.pad, seen.mask) != (PAD, MASK):
+        raise Fail("PAD_CHAR must be '\\u25A1' and MASK_CHAR '\\u2047'")
+    if seen.pad_id != 0 or seen.mask_id != 1 or seen.itos[:2] != [PAD, MASK]:
+        raise Fail("the vocabulary must give PAD_CHAR id 0 and MASK_CHAR id 1")
+    if seen.itos[2:] != sorted(set("\n".join(_text(1, [30, 70, 12, 200])))):
+        raise Fail("the vocabulary must list the corpus's distinct characters, sorted, from id 2 on")
+    if len(seen) != 4:
+        raise Fail("the test reported no examples of the dataset to check")
 
 
 @grader_test("1e-1-basic", "truncation: length drawn from 4..int(block_size*3/4) (up to 7/8 accepted), covering "
              "the whole range", timeout=20)
 def test_1e_1(ctx):
+    line = _text(2, [600])
+    reports = {}
+    for block, draws in ((128, 4000), (50, 2000)):
+        ds = _dataset(ctx, line, block)
+        _seed_all(11)
+        reports[block] = _observe(ctx, ds, [0] * draws)
+    ctx.report(reports)
+
+
+@grader_judge("1e-1-basic")
+def judge_1e_1(ctx, report):
     """A long line is cut to a random length: every length of 4..int(block_size*3/4) occurs, none is below 4
     or above int(block_size*7/8) (the older variant's bound, which the course also accepts).  Block size 50 is the
     course's grader's: no multiple of 4, so a bound written as a float (37.5) cannot be drawn.  False failures:
     see the bounds above this part's tests."""
-    line = _text(2, [600])
     for block, draws in ((128, 4000), (50, 2000)):
-        ds = _dataset(ctx, line, block)
-        pad, mask = _specials(ds)
+        seen = _Examples((report or {}).get(block), block)
         top, accepted = int(block * 3 / 4), int(block * 7 / 8)
-        _seed_all(11)
-        seen = set()
-        for _ in range(draws):
-            x, _ = _example(ctx, ds, 0)
-            seen.add(sum(1 for c in _decode(ds, x) if c not in (pad, mask)))
-        if min(seen) < 4 or max(seen) > accepted:
+        if len(seen) != draws:
+            raise Fail("the test reported no examples of the dataset to check")
+        lengths = {sum(1 for c in seen.text(x) if c not in (seen.pad, seen.mask)) for x in seen.x}
+        if min(lengths) < 4 or max(lengths) > accepted:
             raise Fail(f"with block_size {block} the truncated length (prefix + masked + suffix) ranged over "
-                       f"{min(seen)}..{max(seen)}; it must be drawn from 4..{top} (int(block_size * 3/4))")
-        missing = sorted(set(range(4, top + 1)) - seen)
+                       f"{min(lengths)}..{max(lengths)}; it must be drawn from 4..{top} (int(block_size * 3/4))")
+        missing = sorted(set(range(4, top + 1)) - lengths)
         if missing:
             raise Fail(f"with block_size {block}, {draws} examples of a long line never had a truncated length of "
                        f"{missing[:8]}{'...' if len(missing) > 8 else ''}: draw it uniformly from 4..{top}")
@@ -888,16 +946,38 @@ def test_1e_1(ctx):
 @grader_test("1e-2-basic", "rearrangement prefix+MASK+suffix+MASK+masked(+MASK) rebuilds the line's start; the "
              "masked span's start varies", timeout=20)
 def test_1e_2(ctx):
-    """x reads prefix ⁇ suffix ⁇ masked ⁇ then PADs, prefix + masked + suffix is the line's beginning (short
-    lines too), and where the masked span starts is random."""
     lines = _text(3, [5, 9, 17, 40, 64, 90, 111, 113, 150, 300, 500])
     ds = _dataset(ctx, lines, 128)
     _seed_all(12)
-    _samples(ctx, ds, lines, 1100)
+    samples = _observe(ctx, ds, [k % len(lines) for k in range(1100)])
     # where the masked span starts must vary (draws that keep a line of 40 characters whole, see above)
     ds = _dataset(ctx, _text(4, [40]), 128)
     _seed_all(13)
-    starts = {len(p) for p, m, s in _whole(ctx, ds, _text(4, [40])[0])}
+    ctx.report({"samples": samples, "whole": _observe_whole(ctx, ds, _text(4, [40])[0])})
+
+
+def _whole_parts(report, line):
+    """The judge's (prefix, masked, suffix) of the reported draws that kept `line` whole."""
+    seen = _Examples(report, 128)
+    found = [seen.parts(k, line) for k in range(len(seen))]
+    if not found or any(len(p + m + s) != len(line) for p, m, s in found):
+        raise Fail(f"CharCorruptionDataset.__getitem__: {seen.draws or 0:,} examples of a line of {len(line)} "
+                   "characters never kept it whole; with block_size 128 its truncated length may be anything from "
+                   "4 up to its own length, the line's length included")
+    return found
+
+
+@grader_judge("1e-2-basic")
+def judge_1e_2(ctx, report):
+    """x reads prefix ⁇ suffix ⁇ masked ⁇ then PADs, prefix + masked + suffix is the line's beginning (short
+    lines too), and where the masked span starts is random."""
+    lines = _text(3, [5, 9, 17, 40, 64, 90, 111, 113, 150, 300, 500])
+    seen = _Examples((report or {}).get("samples"), 128)
+    if seen.idx != [k % len(lines) for k in range(1100)]:
+        raise Fail("the test reported no examples of the dataset to check")
+    for k, idx in enumerate(seen.idx):
+        seen.parts(k, lines[idx])
+    starts = {len(p) for p, m, s in _whole_parts(report.get("whole"), _text(4, [40])[0])}
     if len(starts) < 2:
         raise Fail("CharCorruptionDataset.__getitem__: the masked span always starts at the same place; its start "
                    "must be random")
@@ -905,17 +985,26 @@ def test_1e_2(ctx):
 
 @grader_test("1e-3-basic", "padding: PAD_CHARs only at the end, up to block_size", timeout=20)
 def test_1e_3(ctx):
-    """PAD_CHARs fill the string up to block_size and appear nowhere else."""
     lines = _text(5, [6, 20, 50, 100, 120, 400])
+    reports = {}
     for block in (128, 50):
         ds = _dataset(ctx, lines, block)
-        pad, _ = _specials(ds)
         _seed_all(14)
-        for k in range(600):
-            x, y = _example(ctx, ds, k % len(lines))
-            s = _decode(ds, x + y[-1:])
-            body = s.rstrip(pad)
-            if pad in body:
+        reports[block] = _observe(ctx, ds, [k % len(lines) for k in range(600)])
+    ctx.report(reports)
+
+
+@grader_judge("1e-3-basic")
+def judge_1e_3(ctx, report):
+    """PAD_CHARs fill the string up to block_size and appear nowhere else."""
+    for block in (128, 50):
+        seen = _Examples((report or {}).get(block), block)
+        if len(seen) != 600:
+            raise Fail("the test reported no examples of the dataset to check")
+        for x, y in zip(seen.x, seen.y):
+            s = seen.text(x + y[-1:])
+            body = s.rstrip(seen.pad)
+            if seen.pad in body:
                 raise Fail(f"CharCorruptionDataset.__getitem__: PAD_CHAR may only appear at the end; got {s[:70]!r}")
             if not body or len(body) > int(block * 7 / 8) + 3:
                 raise Fail("CharCorruptionDataset.__getitem__: the text before the padding must be the truncated "
@@ -924,17 +1013,24 @@ def test_1e_3(ctx):
 
 @grader_test("1e-4-basic", "x and y: y[i] is the character that follows x[i]", timeout=20)
 def test_1e_4(ctx):
-    """x = masked_string[:-1], y = masked_string[1:]: y is x shifted by one, and ends in a PAD_CHAR."""
     lines = _text(6, [10, 60, 130, 400])
     ds = _dataset(ctx, lines, 128)
-    pad, _ = _specials(ds)
     _seed_all(15)
-    for k in range(400):
-        x, y = _example(ctx, ds, k % len(lines))
+    ctx.report(_observe(ctx, ds, [k % len(lines) for k in range(400)]))
+
+
+@grader_judge("1e-4-basic")
+def judge_1e_4(ctx, report):
+    """x = masked_string[:-1], y = masked_string[1:]: y is x shifted by one, and ends in a PAD_CHAR."""
+    seen = _Examples(report, 128)
+    if len(seen) != 400:
+        raise Fail("the test reported no examples of the dataset to check")
+    pad_id = seen.itos.index(seen.pad) if seen.pad in seen.itos else None
+    for x, y in zip(seen.x, seen.y):
         if x[1:] != y[:-1]:
             raise Fail("CharCorruptionDataset.__getitem__: y must be x shifted by one (x = s[:-1], y = s[1:]); "
-                       f"got x={_decode(ds, x[:30])!r}..., y={_decode(ds, y[:30])!r}...")
-        if y[-1] != ds.stoi[pad]:
+                       f"got x={seen.text(x[:30])!r}..., y={seen.text(y[:30])!r}...")
+        if y[-1] != pad_id:
             raise Fail("CharCorruptionDataset.__getitem__: the last target must be the padded string's last "
                        "character (a PAD_CHAR)")
 
@@ -942,14 +1038,26 @@ def test_1e_4(ctx):
 @grader_test("1e-5-basic", "masked span: about 1/4 of the truncated length on average, random at every truncated "
              "length, sometimes shorter and sometimes longer than 1/4", timeout=30)
 def test_1e_5(ctx):
+    line = _text(7, [600])
+    ds = _dataset(ctx, line, 128)
+    _seed_all(16)
+    long_line = _observe(ctx, ds, [0] * 4000)
+    ds = _dataset(ctx, _text(8, [40]), 128)
+    _seed_all(17)
+    ctx.report({"long": long_line, "whole": _observe_whole(ctx, ds, _text(8, [40])[0])})
+
+
+@grader_judge("1e-5-basic")
+def judge_1e_5(ctx, report):
     """The masked content is 1/4 of the truncated length n on average (0.15..0.35 over 4000 examples of a long
     line), and its length is random with a chance of being more or less than n/4: over those examples both
     happen at least 5 % of the time, at most lengths n >= 16 it takes more than one value, and on draws that
     keep a line of 40 characters whole, lengths below 10 and above 10 both occur."""
-    line = _text(7, [600])
-    ds = _dataset(ctx, line, 128)
-    _seed_all(16)
-    draws = [(len(p + m + s), len(m)) for _, p, m, s in _samples(ctx, ds, line, 4000)]
+    line = _text(7, [600])[0]
+    seen = _Examples((report or {}).get("long"), 128)
+    if len(seen) != 4000:
+        raise Fail("the test reported no examples of the dataset to check")
+    draws = [(len(p + m + s), len(m)) for p, m, s in (seen.parts(k, line) for k in range(len(seen)))]
     mean = sum(k / n for n, k in draws) / len(draws)
     if not 0.15 <= mean <= 0.35:
         raise Fail(f"CharCorruptionDataset.__getitem__: the masked content is {mean:.3f} of the truncated length "
@@ -969,9 +1077,7 @@ def test_1e_5(ctx):
     if groups and len(fixed) * 2 > len(groups):
         raise Fail("CharCorruptionDataset.__getitem__: at truncated lengths such as "
                    f"{fixed[:6]} the masked content always had the same length; it must be drawn at random")
-    ds = _dataset(ctx, _text(8, [40]), 128)
-    _seed_all(17)
-    lengths = sorted({len(m) for p, m, s in _whole(ctx, ds, _text(8, [40])[0])})
+    lengths = sorted({len(m) for p, m, s in _whole_parts(report.get("whole"), _text(8, [40])[0])})
     if not lengths or lengths[0] >= 10 or lengths[-1] <= 10:
         raise Fail("CharCorruptionDataset.__getitem__: with a truncated length of 40 the masked content had only "
                    f"the lengths {lengths} over 1,000 examples; its length must be random, with a chance of being "
@@ -980,13 +1086,20 @@ def test_1e_5(ctx):
 
 @grader_test("1e-6-basic", "examples are random: drawing one line again gives other examples", timeout=20)
 def test_1e_6(ctx):
-    """Each draw of a line is a new random example, from whichever generator (random, NumPy, torch)."""
     lines = _text(9, [80, 200, 300])
     ds = _dataset(ctx, lines, 128)
     _seed_all(5)
-    for idx in range(len(lines)):
-        examples = {tuple(_example(ctx, ds, idx)[0]) for _ in range(20)}
-        if len(examples) < 2:
+    ctx.report(_observe(ctx, ds, [idx for idx in range(len(lines)) for _ in range(20)]))
+
+
+@grader_judge("1e-6-basic")
+def judge_1e_6(ctx, report):
+    """Each draw of a line is a new random example, from whichever generator (random, NumPy, torch)."""
+    seen = _Examples(report, 128)
+    if seen.idx != [idx for idx in range(3) for _ in range(20)]:
+        raise Fail("the test reported no examples of the dataset to check")
+    for idx in range(3):
+        if len({tuple(x) for x, i in zip(seen.x, seen.idx) if i == idx}) < 2:
             raise Fail(f"CharCorruptionDataset.__getitem__: 20 draws of line {idx} gave the same example each time; "
                        "the truncation and the masked span must be drawn at random on every call")
 
