@@ -126,33 +126,58 @@ def _check_result_pair(result, fn_name):
     return tconf, trainer_obj
 
 
-def _check_tconf(ctx, tconf, expected, fn_name):
-    """The TrainerConfig's hyperparameters against the numbers a test writes out (the course's helper.py lists
-    them for finetune and pretrain; the course's grader checks the same values)."""
+def _plain(value):
+    """A value the student's code gave, as data a judge can load: a number or a bool as it is, anything else
+    by its repr (which no expected number equals)."""
+    import numbers
+
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return {"repr": repr(value)[:100]}
+
+
+def _shown(value):
+    return value["repr"] if isinstance(value, dict) else repr(value)
+
+
+def _training_facts(ctx, tconf, trainer_obj, model, names):
+    """Beside the student's code: what finetune or pretrain built, as data (the judge decides on it)."""
     trainer = ctx.student("trainer")
-    if not isinstance(tconf, trainer.TrainerConfig):
-        raise Fail(f"{fn_name}: tconf is a {type(tconf).__name__}, not a trainer.TrainerConfig")
+    return {"tconf_type": type(tconf).__name__, "is_tconf": isinstance(tconf, trainer.TrainerConfig),
+            "tconf": {name: _plain(getattr(tconf, name, None)) for name in names},
+            "trainer_type": type(trainer_obj).__name__, "is_trainer": isinstance(trainer_obj, trainer.Trainer),
+            "config_is_tconf": getattr(trainer_obj, "config", None) is tconf,
+            "model_is_model": getattr(trainer_obj, "model", None) is model,
+            "test_dataset_none": getattr(trainer_obj, "test_dataset", None) is None}
+
+
+def _judge_training(facts, expected, fn_name, what):
+    """The TrainerConfig's hyperparameters against the numbers a test writes out (the course's helper.py lists
+    them for finetune and pretrain; the course's grader checks the same values), then the Trainer."""
+    if not isinstance(facts, dict) or not isinstance(facts.get("tconf"), dict):
+        raise Fail(f"the test reported nothing of what {fn_name} built")
+    if facts.get("is_tconf") is not True:
+        raise Fail(f"{fn_name}: tconf is a {facts.get('tconf_type')}, not a trainer.TrainerConfig")
     wrong = []
     for name, want in expected.items():
-        got = getattr(tconf, name, None)
+        got = facts["tconf"].get(name)
         if not _same(got, want):
-            wrong.append(f"{name}={got!r} (expected {want!r})")
+            wrong.append(f"{name}={_shown(got)} (expected {want!r})")
     if wrong:
-        raise Fail(f"{fn_name}: TrainerConfig " + "; ".join(wrong) + " -- the hyperparameters listed for it in "
+        raise Fail(f"{what}: TrainerConfig " + "; ".join(wrong) + " -- the hyperparameters listed for it in "
                    "helper.py")
-
-
-def _check_trainer(ctx, trainer_obj, tconf, model, dataset_check, fn_name):
-    trainer = ctx.student("trainer")
-    if not isinstance(trainer_obj, trainer.Trainer):
-        raise Fail(f"{fn_name}: trainer_obj is a {type(trainer_obj).__name__}, not a trainer.Trainer")
-    if trainer_obj.config is not tconf:
+    if facts.get("is_trainer") is not True:
+        raise Fail(f"{fn_name}: trainer_obj is a {facts.get('trainer_type')}, not a trainer.Trainer")
+    if facts.get("config_is_tconf") is not True:
         raise Fail(f"{fn_name}: the Trainer must be built with the returned tconf")
-    if trainer_obj.model is not model:
+    if facts.get("model_is_model") is not True:
         raise Fail(f"{fn_name}: the Trainer must train the model that was passed in")
-    if trainer_obj.test_dataset is not None:
+    if facts.get("test_dataset_none") is not True:
         raise Fail(f"{fn_name}: the Trainer's test dataset must be None")
-    dataset_check(trainer_obj.train_dataset)
 
 
 def _corpus(ctx, block_size):
@@ -189,17 +214,18 @@ def _require_blocks(ctx, cfg):
         raise Fail("UpProjectBlock.__init__ creates no layers (part g): the perceiver cannot be built")
 
 
-def _finetune_case(ctx, expected, pretrained, perceiver=False):
-    """finetune(...) as run.py calls it, on the data folder's training file, with its default finetune_lr:
-    returns (tconf, trainer_obj) without training, tconf holds the `expected` numbers (final_tokens is computed
-    here, from the corpus), the Trainer trains the given model on a NameDataset of the training file, and with
-    reading_params_path the model holds the saved parameters."""
+FINETUNE_BLOCK = 128
+
+
+def _finetune_case(ctx, pretrained, perceiver=False):
+    """Beside the student's code: finetune(...) as run.py calls it, on the data folder's training file, with its
+    default finetune_lr, without training; reports what it built (_finetune_judge decides).  With
+    reading_params_path, whether the model holds the saved parameters."""
     import torch
 
-    block = 128
+    block = FINETUNE_BLOCK
     ds = _corpus(ctx, block)
     train_path = ctx.data_path("birth_places_train.tsv")
-    n_train = count_lines(train_path)
     helper = ctx.student("helper")
     dataset = ctx.student("dataset")
     n_layer = 3 if perceiver else 2
@@ -210,29 +236,48 @@ def _finetune_case(ctx, expected, pretrained, perceiver=False):
         params = ctx.tmp / "pretrained.params"
         torch.save(source.state_dict(), params)
         params = str(params)
-    fn_name = "finetune " + ("with" if pretrained else "without") + " pretrained parameters"
     result = _without_training(ctx, "finetune", helper.finetune, params, str(train_path), ds, block, model)
     tconf, trainer_obj = _check_result_pair(result, "finetune")
-    _check_tconf(ctx, tconf, dict(expected, final_tokens=200 * len(ds) * block), fn_name)
-
-    def check_dataset(d):
-        if not isinstance(d, dataset.NameDataset):
-            raise Fail(f"finetune: the Trainer's training data must be a NameDataset, not {type(d).__name__}")
-        if len(d) != n_train:
-            raise Fail(f"finetune: the NameDataset has {len(d)} examples but {train_path.name} has {n_train} lines")
-
-    _check_trainer(ctx, trainer_obj, tconf, model, check_dataset, "finetune")
+    facts = _training_facts(ctx, tconf, trainer_obj, model, FINETUNE_NAMES)
+    data = getattr(trainer_obj, "train_dataset", None)
+    facts.update(corpus_len=len(ds), data_type=type(data).__name__,
+                 is_name_dataset=isinstance(data, dataset.NameDataset),
+                 data_len=len(data) if isinstance(data, dataset.NameDataset) else None)
     if pretrained:
         # parameters, not the state dict: buffers (the course's attention masks) are not what pretraining learns
-        for k, (want, got) in enumerate(zip(source.parameters(), model.parameters())):
-            if not torch.equal(got.detach().cpu(), want.detach().cpu()):
-                raise Fail("finetune: the pretrained parameters from reading_params_path were not loaded into "
-                           f"the model (load the state dict saved there into it); parameter {k} differs")
+        facts["differs"] = next((k for k, (want, got) in enumerate(zip(source.parameters(), model.parameters()))
+                                 if not torch.equal(got.detach().cpu(), want.detach().cpu())), None)
+    ctx.report(facts)
+
+
+FINETUNE_NAMES = ("max_epochs", "batch_size", "learning_rate", "lr_decay", "warmup_tokens", "num_workers",
+                  "final_tokens")
+
+
+def _finetune_judge(ctx, facts, expected, pretrained):
+    """The judge of a finetune test: tconf holds the `expected` numbers (final_tokens from the corpus, as
+    200 * len(pretrain_dataset) * block_size), the Trainer trains the given model on a NameDataset of the
+    training file, and with reading_params_path the model holds the saved parameters."""
+    facts = facts if isinstance(facts, dict) else {}
+    train_path = ctx.data_path("birth_places_train.tsv")
+    n_train = count_lines(train_path)
+    if not isinstance(facts.get("corpus_len"), int):
+        raise Fail("the test reported nothing of what finetune built")
+    fn_name = "finetune " + ("with" if pretrained else "without") + " pretrained parameters"
+    _judge_training(facts, dict(expected, final_tokens=200 * facts["corpus_len"] * FINETUNE_BLOCK), "finetune",
+                    fn_name)
+    if facts.get("is_name_dataset") is not True:
+        raise Fail(f"finetune: the Trainer's training data must be a NameDataset, not {facts.get('data_type')}")
+    if facts.get("data_len") != n_train:
+        raise Fail(f"finetune: the NameDataset has {facts.get('data_len')} examples but {train_path.name} has "
+                   f"{n_train} lines")
+    if pretrained and ("differs" not in facts or facts["differs"] is not None):
+        raise Fail("finetune: the pretrained parameters from reading_params_path were not loaded into "
+                   f"the model (load the state dict saved there into it); parameter {facts.get('differs')} differs")
 
 
 @grader_test("1c-0-basic", "initialize_vanilla_model returns a vanilla GPT built from mconf", timeout=30)
 def test_1c_0(ctx):
-    """initialize_vanilla_model(mconf) is GPT(mconf): the model that mconf describes, not a perceiver."""
     import torch
 
     helper, model = ctx.student("helper"), ctx.student("model")
@@ -240,30 +285,47 @@ def test_1c_0(ctx):
     net = call("initialize_vanilla_model", ctx.submission_dir, helper.initialize_vanilla_model, cfg)
     if net is None:
         raise Fail("initialize_vanilla_model returned None: part (c) in helper.py must return GPT(mconf)")
-    if not isinstance(net, model.GPT):
-        raise Fail(f"initialize_vanilla_model returned a {type(net).__name__}, not a model.GPT")
-    if getattr(net, "perceiver", False) or getattr(cfg, "perceiver", False):
+    facts = {"type": type(net).__name__, "is_gpt": isinstance(net, model.GPT),
+             "perceiver": bool(getattr(net, "perceiver", False) or getattr(cfg, "perceiver", False))}
+    if facts["is_gpt"]:
+        facts.update(blocks=len(net.blocks), block_size=net.get_block_size())
+        logits, _ = call("the vanilla GPT's forward", ctx.submission_dir, net, torch.randint(0, 40, (2, 10)))
+        facts["logits_shape"] = list(getattr(logits, "shape", ()))
+    ctx.report(facts)
+
+
+@grader_judge("1c-0-basic")
+def judge_1c_0(ctx, facts):
+    """initialize_vanilla_model(mconf) is GPT(mconf): the model that mconf describes, not a perceiver."""
+    facts = facts if isinstance(facts, dict) else {}
+    if facts.get("is_gpt") is not True:
+        raise Fail(f"initialize_vanilla_model returned a {facts.get('type')}, not a model.GPT")
+    if facts.get("perceiver") is not False:
         raise Fail("initialize_vanilla_model built a perceiver; the vanilla variant is GPT(mconf) as given")
-    if len(net.blocks) != 3 or net.get_block_size() != 32:
+    if facts.get("blocks") != 3 or facts.get("block_size") != 32:
         raise Fail("initialize_vanilla_model did not build the model that mconf describes")
-    logits, _ = call("the vanilla GPT's forward", ctx.submission_dir, net, torch.randint(0, 40, (2, 10)))
-    assert tuple(logits.shape) == (2, 10, 40), f"the model's logits have shape {tuple(logits.shape)}"
+    if facts.get("logits_shape") != [2, 10, 40]:
+        raise Fail(f"the model's logits have shape {tuple(facts.get('logits_shape') or ())}")
 
 
 @grader_test("1c-1-basic", "finetune without pretrained parameters: the TrainerConfig and Trainer of the handout",
              timeout=30)
 def test_1c_1(ctx):
+    _finetune_case(ctx, pretrained=False)
+
+
+@grader_judge("1c-1-basic")
+def judge_1c_1(ctx, facts):
     """Without pretrained parameters, called with the default finetune_lr (as the course's grader does): 75
     epochs, batch 256, learning rate 6e-4, lr decay, 512*20 warmup tokens, 200*len(pretrain_dataset)*block_size
     final tokens, any num_workers (AnyWorkers); the Trainer trains a NameDataset of the training file; finetune
     returns (tconf, trainer_obj) without training."""
-    _finetune_case(ctx, dict(max_epochs=75, batch_size=256, learning_rate=6e-4, lr_decay=True,
-                             warmup_tokens=512 * 20, num_workers=WORKERS), pretrained=False)
+    _finetune_judge(ctx, facts, dict(max_epochs=75, batch_size=256, learning_rate=6e-4, lr_decay=True,
+                                     warmup_tokens=512 * 20, num_workers=WORKERS), pretrained=False)
 
 
 @grader_test("1c-2-basic", "train runs the trainer, then saves the trained parameters", timeout=30)
 def test_1c_2(ctx):
-    """train(model, path, trainer_obj) calls trainer_obj.train() and then saves the model's state dict."""
     import torch
     from torch.utils.data import TensorDataset
 
@@ -277,14 +339,26 @@ def test_1c_2(ctx):
     trainer_obj = trainer.Trainer(net, data, None, tconf)
     path = ctx.tmp / "trained.params"
     call("train", ctx.submission_dir, helper.train, net, str(path), trainer_obj)
-    if not path.is_file():
+    facts = {"written": path.is_file()}
+    if facts["written"]:
+        saved = torch.load(path, weights_only=True)
+        state = net.state_dict()
+        facts["state_saved"] = set(saved) == set(state) and all(torch.equal(saved[k], state[k].detach().cpu())
+                                                                for k in state)
+        facts["trained"] = not all(torch.equal(before[k], state[k].detach().cpu()) for k in state)
+    ctx.report(facts)
+
+
+@grader_judge("1c-2-basic")
+def judge_1c_2(ctx, facts):
+    """train(model, path, trainer_obj) calls trainer_obj.train() and then saves the model's state dict."""
+    facts = facts if isinstance(facts, dict) else {}
+    if facts.get("written") is not True:
         raise Fail("train did not write the parameters file: it must call trainer_obj.train() and then "
                    "save_state_dict(model, writing_params_path)")
-    saved = torch.load(path, weights_only=True)
-    state = net.state_dict()
-    if set(saved) != set(state) or any(not torch.equal(saved[k], state[k].detach().cpu()) for k in state):
+    if facts.get("state_saved") is not True:
         raise Fail("train saved something other than the model's state dict (use save_state_dict(model, path))")
-    if all(torch.equal(before[k], state[k].detach().cpu()) for k in state):
+    if facts.get("trained") is not True:
         raise Fail("train saved the parameters without training: call trainer_obj.train() first")
 
 
@@ -670,6 +744,11 @@ def _check_against_params(ctx, fname, predictions):
 @grader_test("1d-0-basic", "London baseline: accuracy on dev of always answering the most common training place",
              timeout=30, info=True, uses_torch=False)
 def test_1d_london(ctx):
+    """No student code: the number is the judge's, from the data alone."""
+
+
+@grader_judge("1d-0-basic")
+def judge_1d_london(ctx, report):
     from collections import Counter
 
     try:
@@ -1109,33 +1188,47 @@ def judge_1e_6(ctx, report):
 
 @grader_test("1f-0-basic", "pretrain: the TrainerConfig and Trainer of the handout", timeout=30)
 def test_1f_0(ctx):
-    """Called with the default pretrain_lr (as the course's grader does): 650 epochs, batch 128, learning rate
-    6e-3, lr decay, 512*20 warmup tokens, 200*len(dataset)*block_size final tokens, any num_workers; the Trainer
-    trains on pretrain_dataset itself; pretrain returns (tconf, trainer_obj) without training."""
-    block = 96  # not the course's 128: final_tokens must use the block size, not a constant 128
+    block = PRETRAIN_BLOCK
     ds = _corpus(ctx, block)
     helper = ctx.student("helper")
     model = _tiny_gpt(ctx, ds.vocab_size, block, seed=4)
     result = _without_training(ctx, "pretrain", helper.pretrain, ds, block, model)
     tconf, trainer_obj = _check_result_pair(result, "pretrain")
-    _check_tconf(ctx, tconf, dict(max_epochs=650, batch_size=128, learning_rate=6e-3, lr_decay=True,
-                                  warmup_tokens=512 * 20, final_tokens=200 * len(ds) * block, num_workers=WORKERS),
-                 "pretrain")
+    facts = _training_facts(ctx, tconf, trainer_obj, model, FINETUNE_NAMES)
+    facts.update(corpus_len=len(ds), trains_on_dataset=getattr(trainer_obj, "train_dataset", None) is ds)
+    ctx.report(facts)
 
-    def check_dataset(d):
-        if d is not ds:
-            raise Fail("pretrain: the Trainer must train on pretrain_dataset itself")
 
-    _check_trainer(ctx, trainer_obj, tconf, model, check_dataset, "pretrain")
+PRETRAIN_BLOCK = 96  # not the course's 128: final_tokens must use the block size, not a constant 128
+
+
+@grader_judge("1f-0-basic")
+def judge_1f_0(ctx, facts):
+    """Called with the default pretrain_lr (as the course's grader does): 650 epochs, batch 128, learning rate
+    6e-3, lr decay, 512*20 warmup tokens, 200*len(dataset)*block_size final tokens, any num_workers; the Trainer
+    trains on pretrain_dataset itself; pretrain returns (tconf, trainer_obj) without training."""
+    facts = facts if isinstance(facts, dict) else {}
+    if not isinstance(facts.get("corpus_len"), int):
+        raise Fail("the test reported nothing of what pretrain built")
+    _judge_training(facts, dict(max_epochs=650, batch_size=128, learning_rate=6e-3, lr_decay=True,
+                                warmup_tokens=512 * 20, final_tokens=200 * facts["corpus_len"] * PRETRAIN_BLOCK,
+                                num_workers=WORKERS), "pretrain", "pretrain")
+    if facts.get("trains_on_dataset") is not True:
+        raise Fail("pretrain: the Trainer must train on pretrain_dataset itself")
 
 
 @grader_test("1f-1-basic", "finetune with pretrained parameters: loads them; the TrainerConfig (10 epochs)",
              timeout=30)
 def test_1f_1(ctx):
+    _finetune_case(ctx, pretrained=True)
+
+
+@grader_judge("1f-1-basic")
+def judge_1f_1(ctx, facts):
     """With reading_params_path: the model holds the pretrained parameters; 10 epochs, the rest as without
     pretraining (default finetune_lr: learning rate 6e-4)."""
-    _finetune_case(ctx, dict(max_epochs=10, batch_size=256, learning_rate=6e-4, lr_decay=True,
-                             warmup_tokens=512 * 20, num_workers=WORKERS), pretrained=True)
+    _finetune_judge(ctx, facts, dict(max_epochs=10, batch_size=256, learning_rate=6e-4, lr_decay=True,
+                                     warmup_tokens=512 * 20, num_workers=WORKERS), pretrained=True)
 
 
 _register_predictions("1f-0-hidden", "vanilla.pretrain.dev.predictions",
@@ -1209,33 +1302,83 @@ def _rows_changed(a, b, atol=1e-5):
 
 @grader_test("1g-0-basic", "DownProjectBlock: (B, T, C) -> (B, m, C) for every T >= m", timeout=30)
 def test_1g_0(ctx):
-    """The down block maps (B, T, n_embd) to (B, bottleneck_dim, n_embd), each sequence on its own."""
     import torch
 
-    for m, n_embd, n_head in ((8, 32, 4), (16, 48, 3)):
+    cases = []
+    for m, n_embd, n_head in G0_CASES:
         block = _block(ctx, "DownProjectBlock", _perceiver_config(ctx, m=m, n_embd=n_embd, n_head=n_head))
         with torch.no_grad():
             for b, t in SHAPES + ((2, m + 1),):
                 _down(ctx, block, torch.randn(b, max(t, m), n_embd), m)
             x = torch.randn(3, 20, n_embd)
-            if not torch.allclose(_down(ctx, block, x[1:2], m), _down(ctx, block, x, m)[1:2], atol=1e-5):
-                raise Fail("DownProjectBlock: a sequence's bottleneck depends on the other sequences of the batch")
+            cases.append([_down(ctx, block, x[1:2], m), _down(ctx, block, x, m)[1:2]])
+    ctx.report(cases)
+
+
+G0_CASES = ((8, 32, 4), (16, 48, 3))
+
+
+def _tensors(report, count, shape=None):
+    """A judge's check that a report is `count` tensors (of one `shape`, when given)."""
+    import torch
+
+    if (not isinstance(report, (list, tuple)) or len(report) != count
+            or not all(torch.is_tensor(t) and (shape is None or tuple(t.shape) == tuple(shape)) for t in report)):
+        raise Fail("the test reported no outputs of the student's code to check")
+    return [t.float() for t in report]
+
+
+@grader_judge("1g-0-basic")
+def judge_1g_0(ctx, report):
+    """The down block maps (B, T, n_embd) to (B, bottleneck_dim, n_embd), each sequence on its own."""
+    import torch
+
+    if not isinstance(report, list) or len(report) != len(G0_CASES):
+        raise Fail("the test reported no outputs of the student's code to check")
+    for (m, n_embd, _), pair in zip(G0_CASES, report):
+        alone, in_batch = _tensors(pair, 2, (1, m, n_embd))
+        if not torch.allclose(alone, in_batch, atol=1e-5):
+            raise Fail("DownProjectBlock: a sequence's bottleneck depends on the other sequences of the batch")
 
 
 @grader_test("1g-1-basic", "the basis C: a learnable (1, m, n_embd) parameter, Xavier-uniform, used as the query",
              timeout=30)
 def test_1g_1(ctx):
+    import torch
+
+    cases = []
+    for m, n_embd, n_head in G1_CASES:
+        block = _block(ctx, "DownProjectBlock", _perceiver_config(ctx, m=m, n_embd=n_embd, n_head=n_head), seed=m)
+        basis = _basis(block, m, n_embd)
+        case = {"learnable": bool(basis.requires_grad), "values": basis.detach().float().cpu().clone()}
+        with torch.no_grad():
+            x = torch.randn(2, 20, n_embd)
+            out = _down(ctx, block, x, m)
+            basis.add_(torch.randn_like(basis))
+            case["outputs"] = [out, _down(ctx, block, x, m)]
+        cases.append(case)
+    ctx.report(cases)
+
+
+G1_CASES = ((8, 32, 4), (24, 64, 4))
+
+
+@grader_judge("1g-1-basic")
+def judge_1g_1(ctx, report):
     """C is an nn.Parameter of shape (1, m, n_embd) (or (m, n_embd)) drawn by nn.init.xavier_uniform_, and it
     is the query: changing C changes the output."""
     import math
 
     import torch
 
-    for m, n_embd, n_head in ((8, 32, 4), (24, 64, 4)):
-        block = _block(ctx, "DownProjectBlock", _perceiver_config(ctx, m=m, n_embd=n_embd, n_head=n_head), seed=m)
-        basis = _basis(block, m, n_embd)
-        if not basis.requires_grad:
+    if not isinstance(report, list) or len(report) != len(G1_CASES) or not all(isinstance(c, dict) for c in report):
+        raise Fail("the test reported no outputs of the student's code to check")
+    for (m, n_embd, _), case in zip(G1_CASES, report):
+        if case.get("learnable") is not True:
             raise Fail("DownProjectBlock's basis C must be learnable (an nn.Parameter that requires grad)")
+        (values,) = _tensors([case.get("values")], 1)
+        if values.numel() != m * n_embd:
+            raise Fail("the test reported no outputs of the student's code to check")
         # xavier_uniform_ on (1, m, C): U(-b, b), b = sqrt(6 / (m*C + C)); on an (m, C) tensor: b = sqrt(6 / (m +
         # C)).  Either is accepted.  A uniform sample of m*C >= 256 values has max |C| <= 0.8 b with probability
         # 0.8**256 < 1e-24.
@@ -1245,84 +1388,110 @@ def test_1g_1(ctx):
         # (1 - 0.0316)**256 < 3e-4, and a real student's xavier_normal_ basis measured 2.4-4.7.
         low = math.sqrt(6.0 / (m * n_embd + n_embd))
         high = math.sqrt(6.0 / (m + n_embd))
-        values = basis.detach().float()
         top = values.abs().max().item()
         if not (0.8 * low <= top <= high + 1e-6) or top / values.std().item() >= 2.15:
             raise Fail(f"DownProjectBlock's basis C ranges over +-{top:.3g} (max/std {top / values.std().item():.2f}, "
                        f"a uniform sample gives about 1.73); initialise it with nn.init.xavier_uniform_ (for shape "
                        f"(1, {m}, {n_embd}) that is U(-{low:.3g}, {low:.3g}))")
-        with torch.no_grad():
-            x = torch.randn(2, 20, n_embd)
-            out = _down(ctx, block, x, m)
-            basis.add_(torch.randn_like(basis))
-            if torch.allclose(_down(ctx, block, x, m), out, atol=1e-4):
-                raise Fail("DownProjectBlock ignores its basis C: changing C does not change the output (C gives "
-                           "the queries of the cross-attention)")
+        before, after = _tensors(case.get("outputs"), 2, (2, m, n_embd))
+        if torch.allclose(after, before, atol=1e-4):
+            raise Fail("DownProjectBlock ignores its basis C: changing C does not change the output (C gives "
+                       "the queries of the cross-attention)")
+
+
+def _changes(ctx, fn, base, positions, rows):
+    """Beside the student's code: fn(base) and, for each position p, fn of base with row p of its `rows`-th
+    argument moved by random noise (not a constant: a layer norm on a query would remove it)."""
+    import torch
+
+    outputs = [fn(*base)]
+    for p in positions:
+        args = [a.clone() for a in base]
+        args[rows][:, p] += torch.randn(args[rows].size(0), args[rows].size(-1))
+        outputs.append(fn(*args))
+    return outputs
+
+
+def _changed_rows(report, positions, shape):
+    """For the judge: which output rows each change moved, from what _changes reported."""
+    outputs = _tensors(report, len(positions) + 1, shape)
+    return [_rows_changed(out, outputs[0]) for out in outputs[1:]]
 
 
 @grader_test("1g-2-basic", "DownProjectBlock is causal: bottleneck row j depends only on inputs 0..j", timeout=30)
 def test_1g_2(ctx):
-    """Changing input position t leaves bottleneck rows j < t as they were and changes row t."""
     import torch
 
     block = _block(ctx, "DownProjectBlock", _perceiver_config(ctx))
     with torch.no_grad():
-        x = torch.randn(2, 20, 32)
-        out = _down(ctx, block, x, 8)
-        for t in (0, 3, 7):
-            x2 = x.clone()
-            x2[:, t] += torch.randn(2, 32)
-            changed = _rows_changed(_down(ctx, block, x2, 8), out)
-            if any(changed[:t]):
-                raise Fail(f"DownProjectBlock is not causal: changing input position {t} changed bottleneck rows "
-                           f"{[j for j in range(t) if changed[j]]}; row j may only depend on inputs 0..j")
-            if not changed[t]:
-                raise Fail(f"DownProjectBlock: changing input position {t} did not change bottleneck row {t} (the "
-                           "bottleneck must attend to the input)")
+        ctx.report(_changes(ctx, lambda x: _down(ctx, block, x, 8), [torch.randn(2, 20, 32)], G2_POSITIONS, 0))
+
+
+G2_POSITIONS = (0, 3, 7)
+
+
+@grader_judge("1g-2-basic")
+def judge_1g_2(ctx, report):
+    """Changing input position t leaves bottleneck rows j < t as they were and changes row t."""
+    for t, changed in zip(G2_POSITIONS, _changed_rows(report, G2_POSITIONS, (2, 8, 32))):
+        if any(changed[:t]):
+            raise Fail(f"DownProjectBlock is not causal: changing input position {t} changed bottleneck rows "
+                       f"{[j for j in range(t) if changed[j]]}; row j may only depend on inputs 0..j")
+        if not changed[t]:
+            raise Fail(f"DownProjectBlock: changing input position {t} did not change bottleneck row {t} (the "
+                       "bottleneck must attend to the input)")
 
 
 @grader_test("1g-3-basic", "UpProjectBlock: (B, m, C), (B, T, C) -> (B, T, C); the input x gives the queries",
              timeout=30)
 def test_1g_3(ctx):
-    """The up block returns the input's shape, and output row t depends on x only through x[t] (x is the
-    query: each position asks the bottleneck for itself)."""
     import torch
 
     block = _block(ctx, "UpProjectBlock", _perceiver_config(ctx))
     with torch.no_grad():
         for b, t in SHAPES:
             _up(ctx, block, torch.randn(b, 8, 32), torch.randn(b, t, 32))
-        y, x = torch.randn(2, 8, 32), torch.randn(2, 20, 32)
-        out = _up(ctx, block, y, x)
-        for t in (2, 7, 15):
-            x2 = x.clone()
-            x2[:, t] += torch.randn(2, 32)  # not a constant: a layer norm on the query would remove it
-            changed = _rows_changed(_up(ctx, block, y, x2), out)
-            if not changed[t] or any(changed[:t] + changed[t + 1:]):
-                raise Fail(f"UpProjectBlock: changing x at position {t} changed output rows "
-                           f"{[i for i, c in enumerate(changed) if c]}; row t must depend on x at position t only "
-                           "(x gives the queries; the bottleneck y gives keys and values)")
+        base = [torch.randn(2, 8, 32), torch.randn(2, 20, 32)]
+        ctx.report(_changes(ctx, lambda y, x: _up(ctx, block, y, x), base, G3_POSITIONS, 1))
+
+
+G3_POSITIONS = (2, 7, 15)
+
+
+@grader_judge("1g-3-basic")
+def judge_1g_3(ctx, report):
+    """The up block returns the input's shape, and output row t depends on x only through x[t] (x is the
+    query: each position asks the bottleneck for itself)."""
+    for t, changed in zip(G3_POSITIONS, _changed_rows(report, G3_POSITIONS, (2, 20, 32))):
+        if not changed[t] or any(changed[:t] + changed[t + 1:]):
+            raise Fail(f"UpProjectBlock: changing x at position {t} changed output rows "
+                       f"{[i for i, c in enumerate(changed) if c]}; row t must depend on x at position t only "
+                       "(x gives the queries; the bottleneck y gives keys and values)")
 
 
 @grader_test("1g-4-basic", "UpProjectBlock is causal: output row t uses bottleneck rows 0..t only", timeout=30)
 def test_1g_4(ctx):
-    """Changing bottleneck row j leaves output rows t < j as they were and changes row j."""
     import torch
 
     block = _block(ctx, "UpProjectBlock", _perceiver_config(ctx))
     with torch.no_grad():
-        y, x = torch.randn(2, 8, 32), torch.randn(2, 20, 32)
-        out = _up(ctx, block, y, x)
-        for j in (0, 3, 7):
-            y2 = y.clone()
-            y2[:, j] += torch.randn(2, 32)
-            changed = _rows_changed(_up(ctx, block, y2, x), out)
-            if any(changed[:j]):
-                raise Fail(f"UpProjectBlock is not causal: changing bottleneck row {j} changed output rows "
-                           f"{[t for t in range(j) if changed[t]]}; row t may only use bottleneck rows 0..t")
-            if not changed[j]:
-                raise Fail(f"UpProjectBlock ignores the bottleneck: changing its row {j} did not change output "
-                           f"row {j}")
+        base = [torch.randn(2, 8, 32), torch.randn(2, 20, 32)]
+        ctx.report(_changes(ctx, lambda y, x: _up(ctx, block, y, x), base, G4_POSITIONS, 0))
+
+
+G4_POSITIONS = (0, 3, 7)
+
+
+@grader_judge("1g-4-basic")
+def judge_1g_4(ctx, report):
+    """Changing bottleneck row j leaves output rows t < j as they were and changes row j."""
+    for j, changed in zip(G4_POSITIONS, _changed_rows(report, G4_POSITIONS, (2, 20, 32))):
+        if any(changed[:j]):
+            raise Fail(f"UpProjectBlock is not causal: changing bottleneck row {j} changed output rows "
+                       f"{[t for t in range(j) if changed[t]]}; row t may only use bottleneck rows 0..t")
+        if not changed[j]:
+            raise Fail(f"UpProjectBlock ignores the bottleneck: changing its row {j} did not change output "
+                       f"row {j}")
 
 
 def _perceiver_runs(ctx, net, idx):
@@ -1335,7 +1504,7 @@ def _perceiver_runs(ctx, net, idx):
     def hook(module, inputs, output, kind):
         first = inputs[0] if inputs else None
         out = output[0] if isinstance(output, tuple) else output
-        runs.append((kind, getattr(first, "shape", (0, 0))[1], getattr(out, "shape", (0, 0))[1]))
+        runs.append([kind, int(getattr(first, "shape", (0, 0))[1]), int(getattr(out, "shape", (0, 0))[1])])
 
     for module in net.modules():
         # the first class that matches: a DownProjectBlock written as a subclass of Block is still the down block
@@ -1353,26 +1522,45 @@ def _perceiver_runs(ctx, net, idx):
 @grader_test("1g-5-basic", "initialize_perceiver_model builds a perceiver: down block, middle blocks at length m, "
              "up block", timeout=30)
 def test_1g_5(ctx):
-    """initialize_perceiver_model(mconf, bottleneck_dim) returns a GPT that runs one DownProjectBlock, its middle
-    Blocks on bottleneck_dim positions (32 by default) and one UpProjectBlock back to the input length."""
     import torch
 
     helper, model = ctx.student("helper"), ctx.student("model")
-    for m in (8, None):
+    cases = []
+    for m in G5_BOTTLENECKS:
         cfg = model.GPTConfig(30, 64, n_layer=4, n_head=2, n_embd=32, embd_pdrop=0.0, resid_pdrop=0.0,
                               attn_pdrop=0.0)
         args = (cfg, m) if m else (cfg,)
-        m = m or 32
         net = call("initialize_perceiver_model", ctx.submission_dir, helper.initialize_perceiver_model, *args)
         if net is None:
             raise Fail("initialize_perceiver_model returned None: its part (g) code in helper.py is missing")
-        if not isinstance(net, model.GPT):
-            raise Fail(f"initialize_perceiver_model returned a {type(net).__name__}, not a model.GPT")
-        runs = _perceiver_runs(ctx, net.eval(), torch.randint(0, 30, (2, 40)))
-        downs = [r for r in runs if r[0] == "down"]
-        ups = [r for r in runs if r[0] == "up"]
+        case = {"type": type(net).__name__, "is_gpt": isinstance(net, model.GPT)}
+        if case["is_gpt"]:
+            case["runs"] = _perceiver_runs(ctx, net.eval(), torch.randint(0, 30, (2, 40)))
+        cases.append(case)
+    ctx.report(cases)
+
+
+G5_BOTTLENECKS = (8, None)  # None: called without bottleneck_dim, whose default is 32
+
+
+@grader_judge("1g-5-basic")
+def judge_1g_5(ctx, report):
+    """initialize_perceiver_model(mconf, bottleneck_dim) returns a GPT that runs one DownProjectBlock, its middle
+    Blocks on bottleneck_dim positions (32 by default) and one UpProjectBlock back to the input length."""
+    if not isinstance(report, list) or len(report) != len(G5_BOTTLENECKS) or not all(isinstance(c, dict)
+                                                                                  for c in report):
+        raise Fail("the test reported no outputs of the student's code to check")
+    for m, case in zip(G5_BOTTLENECKS, report):
+        call_note = "" if m else " (called without bottleneck_dim, whose default is 32)"
+        m = m or 32
+        if case.get("is_gpt") is not True:
+            raise Fail(f"initialize_perceiver_model returned a {case.get('type')}, not a model.GPT")
+        runs = case.get("runs")
+        if not isinstance(runs, list) or not all(isinstance(r, list) and len(r) == 3 for r in runs):
+            raise Fail("the test reported no outputs of the student's code to check")
+        downs = [tuple(r) for r in runs if r[0] == "down"]
+        ups = [tuple(r) for r in runs if r[0] == "up"]
         middle = sorted({r[1] for r in runs if r[0] == "block"})
-        call_note = "" if len(args) == 2 else " (called without bottleneck_dim, whose default is 32)"
         if not downs or not ups:
             raise Fail("initialize_perceiver_model returned a model that runs no DownProjectBlock/UpProjectBlock: "
                        "it must set mconf.perceiver = True before building GPT(mconf)")
@@ -1386,8 +1574,6 @@ def test_1g_5(ctx):
 
 @grader_test("1g-6-basic", "the perceiver GPT from initialize_perceiver_model is causal", timeout=30)
 def test_1g_6(ctx):
-    """The model runs a DownProjectBlock and an UpProjectBlock (a vanilla GPT is not the perceiver this test
-    is about); changing the tokens from position t on changes no logit before t, and changes some logit after."""
     import torch
 
     helper, model = ctx.student("helper"), ctx.student("model")
@@ -1396,34 +1582,57 @@ def test_1g_6(ctx):
     if net is None:
         raise Fail("initialize_perceiver_model returned None: its part (g) code in helper.py is missing")
     net.eval()
-    kinds = {kind for kind, _, _ in _perceiver_runs(ctx, net, torch.randint(0, 30, (1, 16)))}
-    if not {"down", "up"} <= kinds:
+    kinds = sorted({kind for kind, _, _ in _perceiver_runs(ctx, net, torch.randint(0, 30, (1, 16)))})
+    outputs = []
+    if {"down", "up"} <= set(kinds):
+        with torch.no_grad():
+            torch.manual_seed(1)
+            idx = torch.randint(0, 30, (2, 64))
+            base, _ = call("the perceiver GPT's forward", ctx.submission_dir, net, idx)
+            outputs.append(_require_tensor(base, "the perceiver GPT's forward", (2, 64, 30)))
+            for t in G6_POSITIONS:
+                changed = idx.clone()
+                changed[:, t:] = (idx[:, t:] + torch.randint(1, 30, (2, 64 - t))) % 30
+                out, _ = call("the perceiver GPT's forward", ctx.submission_dir, net, changed)
+                outputs.append(out)
+    ctx.report({"kinds": kinds, "outputs": outputs})
+
+
+G6_POSITIONS = (3, 8, 20, 63)
+
+
+@grader_judge("1g-6-basic")
+def judge_1g_6(ctx, report):
+    """The model runs a DownProjectBlock and an UpProjectBlock (a vanilla GPT is not the perceiver this test
+    is about); changing the tokens from position t on changes no logit before t, and changes some logit after."""
+    import torch
+
+    report = report if isinstance(report, dict) else {}
+    if not {"down", "up"} <= set(report.get("kinds") or ()):
         raise Fail("initialize_perceiver_model returned a model that runs no DownProjectBlock/UpProjectBlock, so "
                    "there is no perceiver to check: it must set mconf.perceiver = True before building GPT(mconf)")
-    with torch.no_grad():
-        torch.manual_seed(1)
-        idx = torch.randint(0, 30, (2, 64))
-        base, _ = call("the perceiver GPT's forward", ctx.submission_dir, net, idx)
-        _require_tensor(base, "the perceiver GPT's forward", (2, 64, 30))
-        for t in (3, 8, 20, 63):
-            changed = idx.clone()
-            changed[:, t:] = (idx[:, t:] + torch.randint(1, 30, (2, 64 - t))) % 30
-            out, _ = call("the perceiver GPT's forward", ctx.submission_dir, net, changed)
-            if not torch.allclose(out[:, :t], base[:, :t], atol=1e-5):
-                raise Fail(f"the perceiver is not causal: changing the tokens from position {t} on changed the "
-                           f"logits before position {t}")
-            if torch.equal(out[:, t:], base[:, t:]):
-                raise Fail(f"the perceiver ignores its input: changing the tokens from position {t} on changed no "
-                           "logits")
+    base, *outs = _tensors(report.get("outputs"), len(G6_POSITIONS) + 1, (2, 64, 30))
+    for t, out in zip(G6_POSITIONS, outs):
+        if not torch.allclose(out[:, :t], base[:, :t], atol=1e-5):
+            raise Fail(f"the perceiver is not causal: changing the tokens from position {t} on changed the "
+                       f"logits before position {t}")
+        if torch.equal(out[:, t:], base[:, t:]):
+            raise Fail(f"the perceiver ignores its input: changing the tokens from position {t} on changed no "
+                       "logits")
 
 
 @grader_test("1g-7-basic", "finetune a perceiver with pretrained parameters: loads them; the TrainerConfig",
              timeout=30)
 def test_1g_7(ctx):
+    _finetune_case(ctx, pretrained=True, perceiver=True)
+
+
+@grader_judge("1g-7-basic")
+def judge_1g_7(ctx, facts):
     """finetune works for the perceiver as for the vanilla model: loads the parameters; 10 epochs, batch 256,
     learning rate 6e-4 (the default finetune_lr), lr decay, 512*20 warmup tokens, any num_workers."""
-    _finetune_case(ctx, dict(max_epochs=10, batch_size=256, learning_rate=6e-4, lr_decay=True,
-                             warmup_tokens=512 * 20, num_workers=WORKERS), pretrained=True, perceiver=True)
+    _finetune_judge(ctx, facts, dict(max_epochs=10, batch_size=256, learning_rate=6e-4, lr_decay=True,
+                                     warmup_tokens=512 * 20, num_workers=WORKERS), pretrained=True)
 
 
 def _readings(ctx, ref, cls, m, args):
@@ -1558,57 +1767,51 @@ WRITTEN = dict(timeout=20, extra_credit=True, group="written")
 
 
 def _written(ctx, check):
+    """Beside the student's code: the check runs on a Recorder of attention_exploration.py, and what the
+    student's functions returned is reported; a check that fails here fails the test at once."""
     import grader_written  # next to this file; imports torch, so only inside a worker
 
-    getattr(grader_written, check)(ctx.student("attention_exploration"))
+    recorder = grader_written.Recorder(ctx.student("attention_exploration"))
+    getattr(grader_written, check)(recorder)
+    ctx.report(recorder.calls)
 
 
-@grader_test("3a-0-basic", "3a copy_query: c ~= v_j for unit, non-orthogonal keys", **WRITTEN)
-def test_3a_0(ctx):
-    """copy_query(k, j) gives a query whose attention output is (nearly) v_j."""
-    _written(ctx, "check_3a")
+def _judge_written(check):
+    """The judge: the same check on a Replay of what was reported (grader_written.py, "Record and replay")."""
+
+    def judge(ctx, calls):
+        import grader_written
+
+        getattr(grader_written, check)(grader_written.Replay(calls))
+
+    return judge
 
 
-@grader_test("3b-0-basic", "3b average_query: c ~= (v_a + v_b)/2 for orthonormal keys", **WRITTEN)
-def test_3b_0(ctx):
-    """average_query(k, a, b) gives a query whose output is (nearly) the mean of v_a and v_b."""
-    _written(ctx, "check_3b")
+def _register_written(tid, description, check, rule):
+    def test(ctx):
+        _written(ctx, check)
+
+    test.__doc__ = rule
+    grader_test(tid, description, **WRITTEN)(test)
+    grader_judge(tid)(_judge_written(check))
 
 
-@grader_test("3c-0-basic", "3c(i) gaussian_average_query: c ~= (v_a + v_b)/2 for keys near the means", **WRITTEN)
-def test_3c_0(ctx):
-    """With keys drawn near their means, the query still averages v_a and v_b."""
-    _written(ctx, "check_3c")
-
-
-@grader_test("3d-0-basic", "3d(i) two_head_queries: (c1 + c2)/2 ~= (v_a + v_b)/2", **WRITTEN)
-def test_3d_0(ctx):
-    """Two heads whose outputs average to the mean of v_a and v_b."""
-    _written(ctx, "check_3d_average")
-
-
-@grader_test("3d-1-basic", "3d(i) two_head_queries: the two heads differ (q1 = q2 is forbidden)", **WRITTEN)
-def test_3d_1(ctx):
-    """The two heads' queries are not the same query."""
-    _written(ctx, "check_3d_distinct")
-
-
-@grader_test("3d-2-basic", "3d(ii) two heads keep c near (v_a + v_b)/2 when k_a is perturbed", **WRITTEN)
-def test_3d_2(ctx):
-    """Under the 3d(ii) perturbation of k_a the two heads keep c near the mean."""
-    _written(ctx, "check_3d_spread")
-
-
-@grader_test("3e-0-basic", "3e(ii) kqv_matrices: c2 ~= u_b and c1 ~= u_b - u_c", **WRITTEN)
-def test_3e_0(ctx):
-    """The key/query/value matrices of 3e(ii) give c2 = u_b and c1 = u_b - u_c."""
-    _written(ctx, "check_3e")
-
-
-@grader_test("1g-9-basic", "1g attention cost of the vanilla and Perceiver models", **WRITTEN)
-def test_1g_9(ctx):
-    """The attention cost formulas of the vanilla and Perceiver models."""
-    _written(ctx, "check_1g")
+_register_written("3a-0-basic", "3a copy_query: c ~= v_j for unit, non-orthogonal keys", "check_3a",
+                  "copy_query(k, j) gives a query whose attention output is (nearly) v_j.")
+_register_written("3b-0-basic", "3b average_query: c ~= (v_a + v_b)/2 for orthonormal keys", "check_3b",
+                  "average_query(k, a, b) gives a query whose output is (nearly) the mean of v_a and v_b.")
+_register_written("3c-0-basic", "3c(i) gaussian_average_query: c ~= (v_a + v_b)/2 for keys near the means", "check_3c",
+                  "With keys drawn near their means, the query still averages v_a and v_b.")
+_register_written("3d-0-basic", "3d(i) two_head_queries: (c1 + c2)/2 ~= (v_a + v_b)/2", "check_3d_average",
+                  "Two heads whose outputs average to the mean of v_a and v_b.")
+_register_written("3d-1-basic", "3d(i) two_head_queries: the two heads differ (q1 = q2 is forbidden)", "check_3d_distinct",
+                  "The two heads' queries are not the same query.")
+_register_written("3d-2-basic", "3d(ii) two heads keep c near (v_a + v_b)/2 when k_a is perturbed", "check_3d_spread",
+                  "Under the 3d(ii) perturbation of k_a the two heads keep c near the mean.")
+_register_written("3e-0-basic", "3e(ii) kqv_matrices: c2 ~= u_b and c1 ~= u_b - u_c", "check_3e",
+                  "The key/query/value matrices of 3e(ii) give c2 = u_b and c1 = u_b - u_c.")
+_register_written("1g-9-basic", "1g attention cost of the vanilla and Perceiver models", "check_1g",
+                  "The attention cost formulas of the vanilla and Perceiver models.")
 
 
 if __name__ == "__main__":

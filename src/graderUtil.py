@@ -1386,6 +1386,10 @@ def main(argv=None):
         if tid not in table["tests"]:
             print(f"error: test {tid} has no points in {POINTS_FILE}", file=sys.stderr)
             return 2
+        if spec.judge is None:  # a verdict reached beside student code could be the student's code's
+            print(f"error: test {tid} has no judge (grader_judge): every verdict comes from a judge",
+                  file=sys.stderr)
+            return 2
         spec.points = int(table["tests"][tid])
         specs[tid] = spec
     order = sorted(specs, key=lambda t: (t.split("-")[0], t.rsplit("-", 1)[-1] != "basic",

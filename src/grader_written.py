@@ -52,6 +52,75 @@ MODULE = "submission/attention_exploration.py"
 
 
 # ----------------------------------------------------------------------------
+# Record and replay: the checks run twice, and only the second run decides.
+# Beside the student's code a check runs on a Recorder, which calls the
+# student's functions and keeps what each returned, as data; in the judge,
+# which never imports student code, the same check runs on a Replay of that
+# data.  A check is a fixed sequence of calls on seeded instances, so the
+# replay asks for the same calls in the same order and sees the same values;
+# what the student's process concluded never counts.
+# ----------------------------------------------------------------------------
+
+def _data(value, depth=0):
+    """What a student's function returned, as data a judge can load: tensors,
+    numbers and None as they are, tuples and lists of them (two levels), a
+    NumPy array as a tensor; anything else as its type's name, which every
+    check rejects."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().clone()
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, (tuple, list)) and depth < 2:
+        return [_data(v, depth + 1) for v in value]
+    if hasattr(value, "__array__"):
+        try:
+            return torch.as_tensor(value)
+        except Exception:  # noqa: BLE001 - an array of objects, say
+            pass
+    return {"unsupported": type(value).__name__}
+
+
+class Recorder:
+    """The student's module, seen through its functions: each call returns
+    what the function returned, as data (_data), and is kept in .calls."""
+
+    def __init__(self, module):
+        self._module, self.calls = module, []
+
+    def __getattr__(self, name):
+        fn = getattr(self._module, name, None)
+        if not callable(fn):
+            return None
+
+        def recorded(*args):
+            out = _data(fn(*args))
+            self.calls.append([name, out])
+            return out
+
+        return recorded
+
+
+class Replay:
+    """In the judge: the recorded calls, answered in the order the check makes
+    them; a check that asks for anything else fails."""
+
+    def __init__(self, calls):
+        if not isinstance(calls, list) or not all(isinstance(c, list) and len(c) == 2 for c in calls):
+            raise AssertionError("the test reported no answers of the student's functions to check")
+        self._calls = list(calls)
+
+    def __getattr__(self, name):
+        def replayed(*args):
+            if not self._calls or self._calls[0][0] != name:
+                raise AssertionError("the test's report of the student's answers does not match the check's calls")
+            return self._calls.pop(0)[1]
+
+        return replayed
+
+
+# ----------------------------------------------------------------------------
 # Calling the student's code and checking what comes back
 # ----------------------------------------------------------------------------
 
@@ -80,6 +149,8 @@ def _parts(out, count, name):
 
 
 def _tensor(x, what):
+    if isinstance(x, dict) and "unsupported" in x:  # recorded as data (_data): its type was no tensor
+        raise AssertionError(f"{what} must be a torch tensor, got {x['unsupported']}")
     try:
         t = torch.as_tensor(x.detach() if isinstance(x, torch.Tensor) else x)
     except Exception:
@@ -340,7 +411,8 @@ def _count(value, call):
     if isinstance(value, torch.Tensor) and value.numel() == 1:
         value = value.item()
     if not isinstance(value, numbers.Real):
-        raise AssertionError(f"{call} must return a number, got {type(value).__name__}")
+        kind = value["unsupported"] if isinstance(value, dict) and "unsupported" in value else type(value).__name__
+        raise AssertionError(f"{call} must return a number, got {kind}")
     if not math.isfinite(value) or value != int(value):
         raise AssertionError(f"{call} = {value} is not a whole number of query-key scores")
     return int(value)
