@@ -7,10 +7,12 @@ results.json, and the command line.  Nothing here knows what the assignment asks
 and calls configure() with the few facts the harness needs (which student modules import which, the held-out
 files, the file that identifies a data set).
 
-Who can reach what (see "Isolation" below).  A test runs in a worker process; a test with a judge
-(`grader_judge`) is decided in a second, trusted worker that never imports student code: the student's worker
-only reports what the student's code computed (`ctx.report`), and the judge compares it with the reference
-solution or the held-out answers.  Run as root (Gradescope), every worker that runs student code drops to an
+Who can reach what (see "Isolation" below).  Every test has two halves: the test runs in a worker process beside
+the student's code and only reports what that code computed, as data (`ctx.report`); its judge
+(`grader_judge`) decides, in a second worker that never imports student code, from that data alone (and the
+reference solution or the held-out answers where it needs them).  What the student's process concludes never
+counts: a test it fails fails (failing early can only cost the student), a test it passes is the judge's to
+decide, so code that patches the grader in its own memory or forges the worker's messages wins nothing.  Run as root (Gradescope), every worker that runs student code drops to an
 unprivileged user in a session of its own, sees copies of the submission and of the data without the held-out
 answers, and cannot read the answers, the reference or the results; whatever it started is killed before the
 summary is written.

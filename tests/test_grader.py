@@ -446,6 +446,34 @@ def test_empty_submission_runs_to_the_summary_and_earns_nothing(tmp_path, data, 
     assert "Traceback" not in r.stdout
 
 
+# The attack of issue 28: student code walks up the stack to the worker's loop, takes its `send` (which signs with
+# the key the worker holds) and reports every test of its worker as passed, then returns as if nothing happened.
+FORGE_VERDICTS = """
+import sys as _sys
+_frame = _sys._getframe()
+while _frame is not None and not ("send" in _frame.f_locals and "cfg" in _frame.f_locals):
+    _frame = _frame.f_back
+if _frame is not None:
+    for _tid in _frame.f_locals["cfg"].get("tests", []):
+        _frame.f_locals["send"]({"ev": "start", "id": _tid})
+        _frame.f_locals["send"]({"ev": "result", "id": _tid, "status": "passed", "message": "", "output": "",
+                                 "seconds": 0.1})
+"""
+
+
+def test_verdicts_forged_with_the_workers_own_key_earn_nothing(tmp_path, data, solution):
+    """Every verdict is a judge's, in a process that never imports student code: a student's worker that sends
+    signed `passed` results for all its tests (each group's first import carries the attack) earns nothing."""
+    src = copy_src(tmp_path)
+    empty_student_parts(src)
+    for name in ("dataset.py", "helper.py", "attention_exploration.py"):
+        path = src / "submission" / name
+        path.write_text(FORGE_VERDICTS + path.read_text(encoding="utf-8"), encoding="utf-8")
+    r = run_grader(src, data=data, solution=solution, predictions=tmp_path / "no-predictions")
+    assert r.json["score"] == 0, [(t, r.tests[t]["output"][:200]) for t in r.passed()]
+    assert r.passed() == [], r.stdout[-3000:]
+
+
 # -- planted bugs and other correct implementations ------------------------------------------------------
 #
 # Student code written outside this repo is simulated by code appended to a copy of the submission: a class

@@ -208,16 +208,15 @@ for _spec in _main.REGISTRY.values():  # every test "passes" in this process
 
 
 @root_only
-def test_patching_the_grader_in_memory_wins_no_hidden_test(bundle, starter, spy, tmp_path):  # noqa: F811
-    """The honest limit: a basic test's checks run beside the student's code, so code that patches the grader
-    in its own process can claim basic tests.  Hidden tests are decided by a judge it cannot reach."""
+def test_patching_the_grader_in_memory_wins_nothing(bundle, starter, spy, tmp_path):  # noqa: F811
+    """Code that patches the grader in its own process (every test "passes" there) wins nothing: every verdict
+    is a judge's, in a process that never imports student code, and the judges find no data to pass."""
     files = empty_starter_files(starter)
     plant(files, "utils.py", PATCH_THE_GRADER)
     plant(files, "dataset.py", PATCH_THE_GRADER)
     results = rehearse(bundle, tmp_path, files)
-    hidden = [t for t in results["tests"] if t["number"].endswith("-hidden")]
-    assert len(hidden) == 9 and all(t["score"] == 0 for t in hidden), [t["output"] for t in hidden]
-    assert any(t["score"] > 0 for t in results["tests"] if t["number"].endswith("-basic"))
+    assert len(results["tests"]) >= 30 and all(t["score"] == 0 for t in results["tests"]), \
+        [(t["number"], t["output"][:100]) for t in results["tests"] if t["score"]]
 
 
 def test_off_root_nothing_changes_but_hidden_tests_are_still_judged(tmp_path, monkeypatch, capsys):

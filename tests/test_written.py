@@ -40,20 +40,28 @@ WRITTEN_IDS = {"3a-0-basic", "3b-0-basic", "3c-0-basic", "3d-0-basic", "3d-1-bas
 
 
 class _Context:
-    """What a registered written test uses of the grader's Context: the student's module."""
+    """What a registered written test uses of the grader's Context: the student's module, and the report it
+    hands to its judge."""
 
     def __init__(self, module):
         self.module = module
+        self.reported = None
 
     def student(self, name):
         assert name == "attention_exploration"
         return self.module
 
+    def report(self, obj):
+        self.reported = obj
+
 
 def outcome(module, test_id):
     """(passed, message) of one registered test of grader.py, run in this process on `module`."""
     try:
-        grader.REGISTRY[test_id].fn(_Context(module))
+        spec = grader.REGISTRY[test_id]
+        ctx = _Context(module)
+        spec.fn(ctx)  # beside the student's code: records the answers
+        spec.judge(ctx, ctx.reported)  # the verdict: the same check, replayed on the recorded answers
     except AssertionError as err:
         return False, str(err)
     return True, ""
@@ -304,3 +312,22 @@ def test_simulation_runs_as_a_script():
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "single head" in run.stdout and "two heads" in run.stdout
+
+
+def test_the_verdict_is_the_replayed_checks_not_the_students_process():
+    """The judge replays the check on what the student's functions returned: a report that answers other calls
+    than the check makes, or answers that do not satisfy it, fail however the student's process ended."""
+    spec = grader.REGISTRY["3a-0-basic"]
+    ctx = _Context(reference)
+    spec.fn(ctx)
+    calls = ctx.reported
+    assert calls and all(name == "copy_query" for name, _ in calls)
+    spec.judge(ctx, calls)  # the reference's own answers pass
+    with pytest.raises(AssertionError, match="does not match"):
+        spec.judge(ctx, [["average_query", out] for _, out in calls])
+    with pytest.raises(AssertionError, match="does not match"):
+        spec.judge(ctx, calls[:-1])
+    with pytest.raises(AssertionError):
+        spec.judge(ctx, [[name, 0 * out] for name, out in calls])  # a zero query attends evenly
+    with pytest.raises(AssertionError, match="no answers"):
+        spec.judge(ctx, None)
