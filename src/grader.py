@@ -1023,7 +1023,7 @@ def judge_1e_1(ctx, report):
 
 
 @grader_test("1e-2-basic", "rearrangement prefix+MASK+suffix+MASK+masked(+MASK) rebuilds the line's start; the "
-             "masked span's start varies", timeout=20)
+             "masked span's start varies", timeout=60)  # a correct reading needs ~37,000 draws: 6-16 s measured
 def test_1e_2(ctx):
     lines = _text(3, [5, 9, 17, 40, 64, 90, 111, 113, 150, 300, 500])
     ds = _dataset(ctx, lines, 128)
@@ -1115,7 +1115,7 @@ def judge_1e_4(ctx, report):
 
 
 @grader_test("1e-5-basic", "masked span: about 1/4 of the truncated length on average, random at every truncated "
-             "length, sometimes shorter and sometimes longer than 1/4", timeout=30)
+             "length, sometimes shorter and sometimes longer than 1/4", timeout=60)  # as 1e-2: up to ~37,000 draws
 def test_1e_5(ctx):
     line = _text(7, [600])
     ds = _dataset(ctx, line, 128)
@@ -1641,8 +1641,10 @@ def _readings(ctx, ref, cls, m, args):
 
     The course's hints put the layer norm of the attention sub-layer on C (down block) and on y (up block); a
     copy of Block puts it on the attention's input.  So the query, the keys/values or both may be normalised,
-    and the residual stream may start from the query or from its normalised form.  The MLP sub-layer is
-    Block's in every reading: h + mlp(layer_norm(h))."""
+    and the residual stream may start from the query, from its normalised form, or not at all: the handout's
+    equations (3) and (4) define the block's first output as the cross-attention alone, and Block's residual
+    cannot be copied as it is into the down block (T rows in, m out); 8 of 26 real solutions we graded
+    dropped it.  The MLP sub-layer is Block's in every reading: h + mlp(layer_norm(h))."""
     import torch.nn as nn
 
     attention = ctx.solution("attention").CausalCrossAttention
@@ -1660,9 +1662,10 @@ def _readings(ctx, ref, cls, m, args):
                                   ("layer norm on the keys/values", False, True),
                                   ("layer norm on both", True, True)):
         q, k = (ln(query) if norm_q else query), (ln(kv) if norm_kv else kv)
-        for start in ("query", "normalised query") if norm_q else ("query",):
-            h = (q if start == "normalised query" else query) + attn(k, q)
-            outputs[f"{name}, residual from the {start}"] = h + mlp(ln(h))
+        for start in ("query", "normalised query", None) if norm_q else ("query", None):
+            residual = {"query": query, "normalised query": q, None: 0}[start]
+            h = residual + attn(k, q)
+            outputs[f"{name}, " + (f"residual from the {start}" if start else "no residual")] = h + mlp(ln(h))
     return outputs
 
 
