@@ -472,7 +472,8 @@ def worker_main():
 
     def send(obj):
         # The signature keeps lines that student code writes to this descriptor from counting as messages.
-        # It cannot stop code that reads the key from this process's memory: see the README's threat model.
+        # It cannot stop code that reads the key from this process's memory; such code could claim a basic
+        # test's verdict, never a hidden one's, which a judge that never imports student code decides.
         text = json.dumps(obj)
         mac = hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
         proto.write(json.dumps({"m": text, "h": mac}) + "\n")
