@@ -1131,7 +1131,15 @@ def format_summary(specs, results, header):
     lines = list(header)
     lines.append("")
     width = max(len(s.id) for s in specs) if specs else 10
-    for spec in specs:
+    # Practice checks (0 points, not info: beyond the handout's graded items) go under a heading of their own
+    # after the graded tests, and only when the student's file they check was handed in (a file that is not
+    # there fails the import with "<folder>/<name>.py is missing", Context._import): a student must not read
+    # "part g failed" from a check the handout does not grade.
+    practice = [s for s in specs if not s.info and not points_of(s)]
+    shown = [s for s in practice if not (results[s.id]["message"] or "").endswith(".py is missing")]
+    for spec in [s for s in specs if s not in practice] + shown:
+        if shown and spec is shown[0]:
+            lines += ["", "Practice checks (0 points, beyond the handout's graded items):"]
         r = results[spec.id]
         pts = points_of(spec)
         status = r["status"]
@@ -1143,7 +1151,6 @@ def format_summary(specs, results, header):
             secs = f"{r['seconds']:.1f}s"
         tag = {"passed": "PASS", "failed": "FAIL", "pending": "PENDING", "info": "INFO"}[status]
         extra = " [extra credit]" if spec.extra_credit and pts else ""
-        extra = " [practice, 0 points]" if not spec.info and not pts else extra
         lines.append(f"{spec.id:<{width}}  {earned:>7}  {secs:>6}  {tag:<7}  {spec.description}{extra}")
         if r["message"] and status != "passed":
             for i, text in enumerate(r["message"].splitlines()[:6]):
