@@ -301,41 +301,37 @@ SLOWER = "50-170 times slower"
 
 
 def fast_decoder(model, prompt, device):
-    """(a CachedDecoder whose steps give the forward pass's logits on `prompt`, None) or (None, why not).
+    """(a CachedDecoder whose steps give the forward pass's logits on `prompt` (1-D ids), None), or (None, why
+    none does, in a few words).
 
     The perceiver's down block is run on the basis rows of the new positions, the basis being each tensor
     of the basis's shape in turn (basis_names: usually exactly one), then, failing that, on the whole basis
     (basis None): a valid block may refuse a part of its basis, and the whole basis costs a little time."""
-    if not model.perceiver:
-        return _agreeing(CachedDecoder(model), prompt, device)
-    cfg = model.config
-    why = None
-    for basis in [*basis_names(model.down_block, cfg.bottleneck_dim, cfg.n_embd), None]:
-        decoder, why = _agreeing(CachedDecoder(model, basis), prompt, device)
-        if decoder is not None:
+    x = prompt[None, :].to(device)
+    # outside any try: whatever the forward pass raises (an empty student part), the exact path would too
+    with torch.no_grad():
+        full = model(x)[0][0]
+    if model.perceiver:
+        cfg = model.config
+        decoders = [CachedDecoder(model, basis)
+                    for basis in [*basis_names(model.down_block, cfg.bottleneck_dim, cfg.n_embd), None]]
+    else:
+        decoders = [CachedDecoder(model)]
+    for decoder in decoders:
+        why = disagreement(decoder, x, full)
+        if why is None:
             return decoder, None
     return None, why
 
 
-def _agreeing(decoder, prompt, device):
-    """(decoder, None) if cached_decoding_agrees for it, else (None, what went wrong)."""
-    why = cached_decoding_disagreement(decoder, prompt, device)
-    return (decoder, None) if why is None else (None, why)
-
-
-def cached_decoding_disagreement(decoder, prompt, device, atol=1e-3):
-    """None if decoder.step gives the full forward pass's next-token logits for `prompt` (1-D ids), fed one
-    position at a time, then in pieces of several positions, then one at a time again (so the pieces fall
-    before and across the perceiver's bottleneck length); else what went wrong, in a few words.  A cheap
-    guard: for the perceiver the cached path calls the student's down/up blocks on parts of the sequence
-    and of the basis C.  The decoder is reset afterwards."""
-    model = decoder.model
-    x = prompt[None, :].to(device)
+def disagreement(decoder, x, full, atol=1e-3):
+    """None if decoder.step gives the logits `full` (T, vocab) of the forward pass on x (1, T), fed one position
+    at a time, then in pieces of several positions, then one at a time again (so the pieces fall before and
+    across the perceiver's bottleneck length); else what went wrong, in a few words.  A cheap guard: for the
+    perceiver the cached path calls the student's down/up blocks on parts of the sequence and of the basis.
+    The decoder is reset afterwards."""
     n = x.size(1)
     cuts = sorted({0, *range(1, min(n, 3)), n // 3, 2 * n // 3, *range(max(n - 3, 1), n + 1)})
-    # outside the try: whatever the forward pass raises (an empty student part), the exact path would too
-    with torch.no_grad():
-        full = model(x)[0][0]
     try:
         for a, b in zip(cuts, cuts[1:]):
             step = decoder.step(x[:, a:b])
