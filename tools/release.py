@@ -137,14 +137,14 @@ def readme_section(readme, heading):
         if not fenced and re.match(r"#{1,2} ", lines[i]):
             end = i
             break
-    return "".join(lines[starts[0] : end]).rstrip("\n") + "\n"
+    return "".join(lines[starts[0] : end]).rstrip("\n")
 
 
 def student_readme(root=ROOT):
     """tools/STUDENT_README.md with every include line replaced by that section of README.md."""
     text = (root / "tools" / "STUDENT_README.md").read_text(encoding="utf-8")
     readme = (root / "README.md").read_text(encoding="utf-8")
-    return INCLUDE.sub(lambda m: readme_section(readme, m.group("heading")).rstrip("\n"), text)
+    return INCLUDE.sub(lambda m: readme_section(readme, m.group("heading")), text)
 
 
 def build_student(out_dir, root=ROOT):
