@@ -398,12 +398,12 @@ class RenamedDown(torch.nn.Module):
         super().__init__()
         self.latents = torch.nn.Parameter(block.C.detach()[0].clone())
         self.pre, self.xattn, self.post, self.ff = block.ln1, block.attn, block.ln2, block.mlp
-        self.whole = whole
+        self.m, self.whole = self.latents.size(0), whole
 
     def forward(self, x):
         q = self.latents[None]
-        if self.whole:
-            q = q.expand(x.size(0), self.latents.size(0), -1)
+        if self.whole:  # m fixed at construction: a slice of the basis given in its place no longer fits
+            q = q.expand(x.size(0), self.m, -1)
         h = q + self.xattn(self.pre(x), self.pre(q))
         return h + self.ff(self.post(h))
 
