@@ -18,10 +18,11 @@ keys/values to the cache and attends from the new queries only, reusing attentio
 of the new positions: torch.func.functional_call with a slice of the basis, which is found by what it is
 (the block's one tensor of shape (1, m, n_embd) or (m, n_embd), whatever the student named it, as the
 grader finds it), not by its name.  A valid block may still refuse a slice (say, it expands the basis to
-exactly m rows); then the down block runs on the whole basis and only the new rows are kept (a little
-slower).  `predict_places` checks the cached path against the model's forward pass first, and only if
-no way of running the down block agrees does it answer one question at a time (the same answers, many
-times slower), saying so on stderr.  The instructor's test suite checks the paths against each other.
+exactly m rows); then the down block runs on the whole basis and only the new rows are kept (about twice
+the time, still far faster than one question at a time).  `predict_places` checks the cached path against
+the model's forward pass first, and only if no way of running the down block agrees does it answer one
+question at a time (the same answers, many times slower), saying so on stderr.  The instructor's test
+suite checks the paths against each other.
 """
 
 import contextlib
@@ -306,7 +307,8 @@ def fast_decoder(model, prompt, device):
 
     The perceiver's down block is run on the basis rows of the new positions, the basis being each tensor
     of the basis's shape in turn (basis_names: usually exactly one), then, failing that, on the whole basis
-    (basis None): a valid block may refuse a part of its basis, and the whole basis costs a little time."""
+    (basis None): a valid block may refuse a part of its basis, and the whole basis costs about twice the
+    time (all m rows of the down block at every step until the bottleneck is full)."""
     x = prompt[None, :].to(device)
     # outside any try: whatever the forward pass raises (an empty student part), the exact path would too
     with torch.no_grad():
