@@ -186,9 +186,9 @@ def anchor(heading):
     return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
 
 
-def dangling_references(text, where, readme, exists):
-    """The references of `text` (a file at `where`, a relative path) that lead nowhere, in a few words each.
-    readme: the text of the README it refers to; exists(path): whether a path relative to the root is there.
+def dangling_references(text, where, readme, root):
+    """The references of `text` (the file at `where`, a path relative to root) that lead nowhere, in a few words
+    each; readme: the text of the README it refers to (None: there is none).
 
     - "the README's X": X must start with a heading of the README ("the README's Demo results measure it");
     - "[text](#anchor)" and "[text](file#anchor)": a heading of that file (this one for #anchor), the file there;
@@ -204,11 +204,11 @@ def dangling_references(text, where, readme, exists):
             if re.match(r"[a-z]+:", target):  # https:, mailto:
                 continue
             path, _, fragment = target.partition("#")
-            rel = str(Path(where).parent / path) if path else where
-            if path and not exists(rel):
-                bad.append(f"[...]({target}): no {rel}")
+            linked = root / Path(where).parent / path
+            if path and not linked.exists():
+                bad.append(f"[...]({target}): no {linked.relative_to(root).as_posix()}")
             elif fragment:
-                other = text if not path else exists(rel, read=True)
+                other = linked.read_text(encoding="utf-8") if path else text
                 if fragment not in {anchor(h) for h in headings(other)}:
                     bad.append(f"[...]({target}): no heading with that anchor")
     if re.search(r"\bsee (the )?README\b(?!')", text) and readme is None:
@@ -224,13 +224,6 @@ def references_in(root):
     references were checked in all."""
     readme = root / "README.md"
     readme_text = readme.read_text(encoding="utf-8") if readme.is_file() else None
-
-    def exists(rel, read=False):
-        path = root / rel
-        if read:
-            return path.read_text(encoding="utf-8")
-        return path.exists()
-
     found, checked = {}, 0
     pattern = re.compile(r"the README's|\]\(|\bsee (the )?README\b|see \"")
     for path in sorted(root.rglob("*")):
@@ -238,7 +231,7 @@ def references_in(root):
             continue
         text = path.read_text(encoding="utf-8", errors="ignore")
         checked += len(pattern.findall(text))
-        bad = dangling_references(text, path.relative_to(root).as_posix(), readme_text, exists)
+        bad = dangling_references(text, path.relative_to(root).as_posix(), readme_text, root)
         if bad:
             found[path.relative_to(root).as_posix()] = bad
     return found, checked

@@ -63,7 +63,8 @@ def test_a_training_run_on_a_one_core_machine_prints_no_framework_warning(world,
     r = subprocess.run([sys.executable, "-W", "default", str(ROOT / "src" / "run.py"), "--function", "pretrain",
                         "--variant", "vanilla", "--pretrain_corpus_path", str(path / "wiki.txt"),
                         "--writing_params_path", str(tmp_path / "pre.params"), *flags],
-                       capture_output=True, text=True, timeout=300, preexec_fn=lambda: os.sched_setaffinity(0, one_core))
+                       capture_output=True, text=True, timeout=300,
+                       preexec_fn=lambda: os.sched_setaffinity(0, one_core))
     assert r.returncode == 0, r.stderr[-2000:]
     assert "Warning" not in r.stderr, r.stderr[-2000:]
 
