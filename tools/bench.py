@@ -36,6 +36,7 @@ questions), or --data DIR (e.g. ../shared/course-data), which is only read.
 
 import argparse
 import contextlib
+import copy
 import datetime
 import math
 import os
@@ -408,31 +409,32 @@ class RenamedDown(torch.nn.Module):
         return h + self.ff(self.post(h))
 
 
-def bench_basis_names(model, vocab, questions, reference, device, rounds=3):
+def bench_basis_names(model, vocab, questions, reference, device, rounds=6):
     """predict_places on the reference perceiver and on the same function written with other names: the basis
     found by its shape and sliced, or, for a block that takes only its whole basis, the whole basis.  Timed in
-    turn, `rounds` times; the best time of each counts."""
-    import copy
-
+    turn, `rounds` times, each variant going first in turn (on a shared machine the best of a few runs still
+    varies by up to 2x, so the medians are compared too)."""
     variants = {"reference (C, (1, m, n_embd))": model}
     for label, whole in (("renamed (m, n_embd) basis", False), ("renamed, whole basis only", True)):
         twin = copy.deepcopy(model)
         twin.down_block = RenamedDown(twin.down_block, whole)
         variants[label] = twin.eval()
-    best, same = {}, {}
-    for _ in range(rounds):
-        for label, net in variants.items():
+    times, same = {label: [] for label in variants}, {}
+    for r in range(rounds):
+        order = list(variants)[r % len(variants):] + list(variants)[: r % len(variants)]
+        for label in order:
             sync(device)
             t0 = time.perf_counter()
-            answers = decoding.predict_places(net, questions, vocab, device)
+            answers = decoding.predict_places(variants[label], questions, vocab, device)
             sync(device)
-            best[label] = min(best.get(label, float("inf")), time.perf_counter() - t0)
+            times[label].append(time.perf_counter() - t0)
             same[label] = sum(a == b for a, b in zip(answers, reference))
-    base = best[next(iter(variants))]
-    for label, seconds in best.items():
-        print(f"    perceiver, {label}: {1000 * seconds / len(questions):.2f} ms/question (best of {rounds}), "
-              f"{seconds / base:.2f}x the reference's, identical predictions {same[label]}/{len(questions)}",
-              flush=True)
+    base, n = times[next(iter(variants))], len(questions)
+    for label, ts in times.items():
+        median, best = statistics.median(ts), min(ts)
+        print(f"    perceiver, {label}: {1000 * median / n:.2f} ms/question (median of {rounds}; best "
+              f"{1000 * best / n:.2f}), {median / statistics.median(base):.2f}x the reference's (best: "
+              f"{best / min(base):.2f}x), identical predictions {same[label]}/{n}", flush=True)
 
 
 # ----------------------------------------------------------------------------------------- (c) datasets
