@@ -484,7 +484,8 @@ def worker_main():
 
     def send(obj):
         # The signature keeps lines that student code writes to this descriptor from counting as messages.
-        # It cannot stop code that reads the key from this process's memory: see the README's threat model.
+        # It cannot stop code that reads the key from this process's memory; such code could claim a basic
+        # test's verdict, never a hidden one's, which a judge that never imports student code decides.
         text = json.dumps(obj)
         mac = hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
         proto.write(json.dumps({"m": text, "h": mac}) + "\n")
@@ -1243,7 +1244,15 @@ def format_summary(specs, results, header, visibility="visible"):
     lines = list(header)
     lines.append("")
     width = max(len(s.id) for s in specs) if specs else 10
-    for spec in specs:
+    # Practice checks (0 points, not info: beyond the handout's graded items) go under a heading of their own
+    # after the graded tests, and only when the student's file they check was handed in (a file that is not
+    # there fails the import with "<folder>/<name>.py is missing", Context._import): a student must not read
+    # "part g failed" from a check the handout does not grade.
+    practice = [s for s in specs if not s.info and not points_of(s)]
+    shown = [s for s in practice if not (results[s.id]["message"] or "").endswith(".py is missing")]
+    for spec in [s for s in specs if s not in practice] + shown:
+        if shown and spec is shown[0]:
+            lines += ["", "Practice checks (0 points, beyond the handout's graded items):"]
         r = results[spec.id]
         pts = points_of(spec)
         status = r["status"]
@@ -1260,7 +1269,6 @@ def format_summary(specs, results, header, visibility="visible"):
             secs = f"{r['seconds']:.1f}s"
         tag = {"passed": "PASS", "failed": "FAIL", "pending": "PENDING", "info": "INFO"}[status]
         extra = " [extra credit]" if spec.extra_credit and pts else ""
-        extra = " [practice, 0 points]" if not spec.info and not pts else extra
         lines.append(f"{spec.id:<{width}}  {earned:>7}  {secs:>6}  {tag:<7}  {spec.description}{extra}")
         if r["message"] and status != "passed":
             for i, text in enumerate(r["message"].splitlines()[:6]):

@@ -172,10 +172,13 @@ def build_model(args, vocab_size):
 
 
 def apply_overrides(tconf, args):
-    """Small-run overrides; everything else stays as the helper set it (the course's values)."""
+    """Small-run overrides; everything else stays as the helper set it (the course's values), except that the
+    course's DataLoader workers (4) are capped at the cores this machine gives the run (training.fit_workers)."""
     for name in ("max_epochs", "batch_size", "num_workers"):
         if getattr(args, name) is not None:
             setattr(tconf, name, getattr(args, name))
+    if args.num_workers is None:
+        tconf.num_workers = training.fit_workers(tconf.num_workers)
     tconf.show_progress = not args.no_progress
 
 
@@ -219,11 +222,11 @@ def evaluate(args, net, vocab, device):
     if not args.no_progress:
         print(f"answered {len(questions)} questions in {time.time() - start:.1f} s")
     decoding.write_predictions(args.outputs_path, predictions)
+    if not decoding.has_answers(args.eval_corpus_path):  # asked first: evaluate_places would say it too
+        print(f"Predictions written to {args.outputs_path}; {args.eval_corpus_path} has no answers, so no accuracy.")
+        return
     total, correct = utils.evaluate_places(args.eval_corpus_path, predictions)
-    if total > 0:
-        print(f"Correct: {correct:.0f} out of {total:.0f}: {correct / total * 100:.2f}%")
-    else:
-        print(f"Predictions written to {args.outputs_path}; no answers provided, so no accuracy.")
+    print(f"Correct: {correct:.0f} out of {total:.0f}: {correct / total * 100:.2f}%")
 
 
 def main(argv=None):

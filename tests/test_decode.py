@@ -2,13 +2,15 @@
 batched greedy prediction (predict_places) must give what the course's one-question-at-a-time loop
 (predict_place, through utils.sample) gives."""
 
+import copy
 import random
 
 import pytest
 import torch
+from torch import nn
 
 from conftest import make_world, small_config
-from decoding import MAX_ANSWER_CHARS, CachedDecoder, predict_place, predict_places
+from decoding import MAX_ANSWER_CHARS, SLOWER, CachedDecoder, fast_decoder, predict_place, predict_places
 from submission.dataset import CharCorruptionDataset, NameDataset
 from submission.model import GPT
 from submission.trainer import make_optimizer, TrainerConfig
@@ -154,17 +156,55 @@ def test_batched_predictions_notice_a_position_shift(trained):
     assert shifted != reference
 
 
-def _down_block_for_the_whole_basis_only(model):
-    """A valid DownProjectBlock.forward that the cached path cannot run on part of the basis: it expands C
-    to exactly bottleneck_dim rows (a student might write this)."""
-    block, m = model.down_block, model.config.bottleneck_dim
+class DownWithOtherNames(nn.Module):
+    """A correct DownProjectBlock as a student might write it, with other names and another basis shape than the
+    reference's: the basis is a (m, n_embd) matrix called `queries`, lifted to a batch of one in forward; the
+    layers are called norm, cross, post_norm and feed_forward.  Built from a reference block, so that it holds
+    the same weights and computes the same function."""
 
-    def forward(x_input):
-        C = block.C.expand(x_input.size(0), m, -1)
-        x = C + block.attn(block.ln1(x_input), block.ln1(C))  # the reference's math, C expanded
-        return x + block.mlp(block.ln2(x))
+    def __init__(self, reference, whole_basis_only=False):
+        super().__init__()
+        self.queries = nn.Parameter(reference.C.detach()[0].clone())
+        self.norm, self.cross = reference.ln1, reference.attn
+        self.post_norm, self.feed_forward = reference.ln2, reference.mlp
+        self.m, self.whole_basis_only = self.queries.size(0), whole_basis_only
 
-    return block, "forward", forward
+    def forward(self, x_input):
+        q = self.queries.unsqueeze(0)
+        if self.whole_basis_only:  # valid too, but a slice of the basis no longer fits: exactly m rows
+            q = q.expand(x_input.size(0), self.m, -1)
+        h = q + self.cross(self.norm(x_input), self.norm(q))
+        return h + self.feed_forward(self.post_norm(h))
+
+
+def with_down_block(model, **kwargs):
+    twin = copy.deepcopy(model)
+    twin.down_block = DownWithOtherNames(twin.down_block, **kwargs)
+    return twin.eval()
+
+
+@pytest.mark.parametrize("whole_basis_only", [False, True])
+def test_a_down_block_with_other_names_takes_the_fast_path(trained, whole_basis_only, capsys):
+    """The basis is found by what it is, not by its name: a correct block with other names and a (m, n_embd)
+    basis decodes on the fast path (the basis sliced), with the answers of the one-at-a-time loop; a block
+    that accepts only its whole basis runs on the fast path too (the whole basis, the new rows kept)."""
+    vocab, models, questions = trained
+    model = with_down_block(models[True], whole_basis_only=whole_basis_only)
+    device = torch.device("cpu")
+    reference = [predict_place(models[True], q, vocab, device) for q in questions]
+    assert [predict_place(model, q, vocab, device) for q in questions] == reference  # the same function
+    decoder, why = fast_decoder(model, vocab.encode(questions[0] + vocab.MASK_CHAR), device)
+    assert why is None and decoder.basis == (None if whole_basis_only else "queries")
+    capsys.readouterr()
+    assert predict_places(model, questions, vocab, device, batch_size=5) == reference
+    assert capsys.readouterr().err == ""
+
+
+def test_the_slice_of_the_basis_is_tried_first(trained):
+    """The reference's block runs on a slice of its basis C, not on the whole basis (which costs more)."""
+    vocab, models, questions = trained
+    decoder, _ = fast_decoder(models[True], vocab.encode(questions[0] + vocab.MASK_CHAR), torch.device("cpu"))
+    assert decoder.basis == "C"
 
 
 def _cached_step_tilted(model):
@@ -179,16 +219,31 @@ def _cached_step_tilted(model):
     return CachedDecoder, "step", tilted
 
 
-@pytest.mark.parametrize("breakage", [_down_block_for_the_whole_basis_only, _cached_step_tilted])
-def test_batched_predictions_fall_back_when_cached_decoding_disagrees(trained, breakage, monkeypatch, capsys):
+def _cached_step_raises(model):
+    def broken(self, *args, **kwargs):
+        raise RuntimeError("the cache broke")
+
+    return CachedDecoder, "step", broken
+
+
+@pytest.mark.parametrize("perceiver", [False, True])
+@pytest.mark.parametrize("breakage, why", [(_cached_step_tilted, "differ from the forward pass's by"),
+                                           (_cached_step_raises, "RuntimeError: the cache broke")])
+def test_batched_predictions_fall_back_when_cached_decoding_disagrees(trained, perceiver, breakage, why,
+                                                                     monkeypatch, capsys):
+    """The fallback keeps the answers right and says, in one line, why it was taken and what it costs; it does
+    not call the model wrong (the model is what the answers come from)."""
     vocab, models, questions = trained
-    model = models[True]
+    model = models[perceiver]
     device = torch.device("cpu")
     reference = [predict_place(model, q, vocab, device) for q in questions]
     monkeypatch.setattr(*breakage(model))
     capsys.readouterr()
     assert predict_places(model, questions, vocab, device) == reference
-    assert "one at a time" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert why in err and "one at a time" in err and SLOWER in err
+    assert "disagree" not in err
 
 
 @pytest.mark.parametrize("perceiver", [False, True])

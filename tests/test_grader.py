@@ -966,6 +966,43 @@ def test_runs_from_the_repository_root_and_selects_tests(tmp_path, public_data):
     assert r.returncode == 2 and "no test matches 9z" in r.stderr
 
 
+def summary_rows(stdout):
+    """The test ids of the summary's rows, in order, with the headings between them (progress lines, indented,
+    and the rows' messages are left out)."""
+    rows = []
+    for line in stdout.splitlines():
+        words = line.split()
+        if line and not line.startswith(" ") and len(words) > 1 and "/" in words[1] and words[0] in POINTS:
+            rows.append(words[0])
+        elif line.endswith(":") and not line.startswith(" "):
+            rows.append(line)
+    return rows
+
+
+def test_practice_checks_are_shown_apart_and_only_with_their_file(tmp_path, data):
+    """Issue 31: the 0-point checks beyond the handout (1g-9's attention cost, 3e) appeared as FAIL rows of part
+    1g and 3 and read as "part g failed".  They are listed after the graded tests under a heading of their own,
+    failing or not, and not at all when their file was not handed in; results.json lists them as before."""
+    heading = "Practice checks (0 points, beyond the handout's graded items):"
+    src = copy_src(tmp_path, append={"attention_exploration.py": """
+        def kqv_matrices(*args):
+            raise ValueError("not written yet")
+        """})
+    selection = ["1g-1-basic", "1g-9-basic", "3a", "3e"]
+    r = run_grader(src, *selection, data=data)
+    assert summary_rows(r.stdout) == ["1g-1-basic", "3a-0-basic", heading, "1g-9-basic", "3e-0-basic"], r.stdout
+    assert r.status("1g-9-basic") == "passed" and r.status("3e-0-basic") == "failed"
+    assert re.search(r"^3e-0-basic .* FAIL ", r.stdout, re.MULTILINE)  # a practice check that fails says so
+    scores = {t: r.tests[t]["score"] for t in r.tests}
+    (src / "submission" / "attention_exploration.py").unlink()
+    r = run_grader(src, *selection, data=data)
+    assert summary_rows(r.stdout) == ["1g-1-basic", "3a-0-basic"], r.stdout
+    for tid in ("1g-9-basic", "3e-0-basic"):  # still in results.json, as they are
+        assert r.status(tid) == "failed" and r.tests[tid]["tags"] == ["practice"] and r.tests[tid]["max_score"] == 0
+    assert r.status("3a-0-basic") == "failed"  # extra credit stays a row: its points are lost
+    assert {t: r.tests[t]["score"] for t in r.tests} == dict(scores, **{"3a-0-basic": 0})
+
+
 # -- the written part's extra credit -----------------------------------------------------------------------
 
 def test_written_tests_are_extra_credit(tmp_path, data):

@@ -170,6 +170,124 @@ def test_every_path_the_starter_mentions_exists(starter):
     assert checked > 50
 
 
+def headings(markdown):
+    """The headings of a Markdown text (outside code blocks), as written."""
+    found, fenced = [], False
+    for line in markdown.splitlines():
+        fenced ^= line.startswith("```")
+        match = None if fenced else re.match(r"#{1,6} +(.+?) *#*$", line)
+        if match:
+            found.append(match.group(1))
+    return found
+
+
+def anchor(heading):
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def dangling_references(text, where, readme, root):
+    """The references of `text` (the file at `where`, a path relative to root) that lead nowhere, in a few words
+    each; readme: the text of the README it refers to (None: there is none).
+
+    - "the README's X": X must start with a heading of the README ("the README's Demo results measure it");
+    - "[text](#anchor)" and "[text](file#anchor)": a heading of that file (this one for #anchor), the file there;
+    - "see README", "see the README": a README to see;
+    - 'see "X" below/above': the quoted text somewhere else in the same file."""
+    bad = []
+    titles = [h.lower() for h in headings(readme)] if readme is not None else []
+    for phrase in re.findall(r"the README's ([^.,;:()\n]+)", text):
+        if not any(phrase.lower().startswith(t) for t in titles):
+            bad.append(f"the README's {phrase.strip()}")
+    if where.endswith(".md"):
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):  # https:, mailto:
+                continue
+            path, _, fragment = target.partition("#")
+            linked = root / Path(where).parent / path
+            if path and not linked.exists():
+                bad.append(f"[...]({target}): no {linked.relative_to(root).as_posix()}")
+            elif fragment:
+                other = linked.read_text(encoding="utf-8") if path else text
+                if fragment not in {anchor(h) for h in headings(other)}:
+                    bad.append(f"[...]({target}): no heading with that anchor")
+    if re.search(r"\bsee (the )?README\b(?!')", text) and readme is None:
+        bad.append("see README: there is no README")
+    for quoted in re.findall(r'see "([^"]+)" (?:below|above)', text):
+        if text.count(quoted) < 2:
+            bad.append(f'see "{quoted}"')
+    return bad
+
+
+def references_in(root):
+    """(file, dangling references) for every text file under root that has a dangling reference, and how many
+    references were checked in all."""
+    readme = root / "README.md"
+    readme_text = readme.read_text(encoding="utf-8") if readme.is_file() else None
+    found, checked = {}, 0
+    pattern = re.compile(r"the README's|\]\(|\bsee (the )?README\b|see \"")
+    for path in sorted(root.rglob("*")):
+        if not path.is_file() or path.suffix not in (".py", ".md", ".sh", ".txt", ".yml", ".ipynb", ".tex", ""):
+            continue
+        text = path.read_text(encoding="utf-8", errors="ignore")
+        checked += len(pattern.findall(text))
+        bad = dangling_references(text, path.relative_to(root).as_posix(), readme_text, root)
+        if bad:
+            found[path.relative_to(root).as_posix()] = bad
+    return found, checked
+
+
+def test_every_reference_in_the_starter_leads_to_something_it_contains(starter):
+    """Issue 31: model.py and demo.py cited "the README's Demo results", which the student's README lacked.  Every
+    README section reference, Markdown link, "see README" and 'see "X" below' of every file the starter ships
+    resolves in the starter itself (paths: test_every_path_the_starter_mentions_exists)."""
+    found, checked = references_in(starter)
+    assert not found
+    assert checked >= 5  # the model's and the demo's citations, the requirements' "see README", the links
+
+
+def test_the_reference_check_finds_a_dangling_reference(tmp_path):
+    (tmp_path / "README.md").write_text("# Kit\n\n## Set up\n\nSee [Set up](#set-up), [Demo](#demo), "
+                                        "[data](src/data/README.md).\n", encoding="utf-8")
+    (tmp_path / "a.py").write_text('''"""As the README's Set up says; the README's Demo results measure it.
+see "Isolation" below."""\n''', encoding="utf-8")
+    found, _ = references_in(tmp_path)
+    assert found == {"README.md": ["[...](#demo): no heading with that anchor",
+                                   "[...](src/data/README.md): no src/data/README.md"],
+                     "a.py": ["the README's Demo results measure it", 'see "Isolation"']}
+    (tmp_path / "README.md").unlink()
+    (tmp_path / "requirements.txt").write_text("# the CPU wheel (see README)\n", encoding="utf-8")
+    found, _ = references_in(tmp_path)
+    assert found["requirements.txt"] == ["see README: there is no README"]
+
+
+def torch_pin():
+    return next(line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
+                if line.startswith("torch=="))
+
+
+@pytest.mark.parametrize("readme", ["README.md", "tools/STUDENT_README.md"])
+def test_the_readmes_say_how_to_install_the_cpu_torch_that_requirements_pins(readme):
+    """requirements.txt sends Linux users without a GPU to the README for the CPU-only torch: both READMEs give
+    the command, for the version requirements.txt pins."""
+    text = (ROOT / readme).read_text(encoding="utf-8")
+    commands = re.findall(r"pip install (torch==\S+) --index-url https://download\.pytorch\.org/whl/cpu", text)
+    assert commands and set(commands) == {torch_pin()}
+
+
+def test_the_conda_environment_is_where_the_handout_says_and_installs_the_requirements(starter):
+    """The handout tells students to use src/environment.yml; conda runs its pip section in the file's folder."""
+    for root in (ROOT, starter):
+        env = (root / "src" / "environment.yml").read_text(encoding="utf-8")
+        files = re.findall(r"^\s*- -r (\S+)$", env, re.MULTILINE)
+        assert files and all((root / "src" / f).resolve() == (root / "requirements.txt").resolve() for f in files)
+        assert "-f src/environment.yml" in env
+    assert not (ROOT / "environment.yml").exists()  # one file, at the handout's path
+    for readme in (ROOT / "README.md", starter / "README.md"):
+        conda = re.findall(r"conda env create -f ([\w./-]+)", readme.read_text(encoding="utf-8"))
+        assert conda == ["src/environment.yml"]
+
+
 def test_nothing_in_the_starter_reads_or_rebuilds_the_held_out_answers(starter):
     names = {p.relative_to(starter).as_posix() for p in starter.rglob("*") if p.is_file()}
     assert not {"src/data/generate.py", "src/data/measure.py", "src/data/world_lists.py"} & names
@@ -354,8 +472,7 @@ def rehearse(bundle, root, files):
 
 
 def test_setup_sh_installs_the_cpu_build_of_the_torch_that_requirements_pins(tmp_path):
-    pin = next(line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
-               if line.startswith("torch=="))
+    pin = torch_pin()
     line = next(line for line in release.SETUP_SH.splitlines() if line.startswith("TORCH_PIN="))
     requirements = tmp_path / "requirements.txt"
     for text in ((ROOT / "requirements.txt").read_text(), f"numpy==1.0\n{pin}  # a comment\n"):

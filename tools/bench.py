@@ -23,7 +23,9 @@ the course-style fp32 step varies by up to 1.5x from step to step).
 (b) evaluation questions/s on the dev questions: decoding.predict_place one question at a time (on a
     subset, extrapolated) against the batched decoding.predict_places, and whether they agree.  The
     one-at-a-time path always runs 32 full forward passes; the batched one stops when every answer
-    is closed, so it is also timed with every answer forced to run the full 32 characters.
+    is closed, so it is also timed with every answer forced to run the full 32 characters.  For the
+    perceiver, the same function written with a renamed (m, n_embd) basis and as a block that takes only
+    its whole basis is timed against the reference, back to back (ms per question and the ratio).
 (c) dataset samples/s: the project's pre-encoded datasets against per-character-dictionary ones.
 (d) a short training run in the default precision against the same run in fp32 (final losses).
 (e) peak memory of one default training step (a fresh process per measurement).
@@ -34,6 +36,7 @@ questions), or --data DIR (e.g. ../shared/course-data), which is only read.
 
 import argparse
 import contextlib
+import copy
 import datetime
 import math
 import os
@@ -383,6 +386,55 @@ def bench_evaluation(vocab, names, questions, perceiver, subset, train_steps, de
     summary.add(f"{label}, {len(questions)} questions", f"{qps_one:.1f}", f"{qps_batched:.0f} ({chars:.1f} chars)",
                 f"**{qps_batched / qps_one:.0f}×**", f"{qps_worst:.0f} ({qps_worst / qps_one:.0f}×)",
                 f"{same}/{len(some)}")
+    if perceiver:
+        bench_basis_names(model, vocab, questions, batched, device)
+
+
+class RenamedDown(torch.nn.Module):
+    """The reference's DownProjectBlock (same weights, same function) as another student may write it: the
+    basis an (m, n_embd) matrix named `latents`, the layers under other names; with whole=True it expands the
+    basis to exactly m rows, so that the fast path cannot give it a slice of the basis."""
+
+    def __init__(self, block, whole=False):
+        super().__init__()
+        self.latents = torch.nn.Parameter(block.C.detach()[0].clone())
+        self.pre, self.xattn, self.post, self.ff = block.ln1, block.attn, block.ln2, block.mlp
+        self.m, self.whole = self.latents.size(0), whole
+
+    def forward(self, x):
+        q = self.latents[None]
+        if self.whole:  # m fixed at construction: a slice of the basis given in its place no longer fits
+            q = q.expand(x.size(0), self.m, -1)
+        h = q + self.xattn(self.pre(x), self.pre(q))
+        return h + self.ff(self.post(h))
+
+
+def bench_basis_names(model, vocab, questions, reference, device, rounds=6):
+    """predict_places on the reference perceiver and on the same function written with other names: the basis
+    found by its shape and sliced, or, for a block that takes only its whole basis, the whole basis.  Timed in
+    turn, `rounds` times, each variant going first in turn (on a shared machine the best of a few runs still
+    varies by up to 2x, so the medians are compared too)."""
+    variants = {"reference (C, (1, m, n_embd))": model}
+    for label, whole in (("renamed (m, n_embd) basis", False), ("renamed, whole basis only", True)):
+        twin = copy.deepcopy(model)
+        twin.down_block = RenamedDown(twin.down_block, whole)
+        variants[label] = twin.eval()
+    times, same = {label: [] for label in variants}, {}
+    for r in range(rounds):
+        order = list(variants)[r % len(variants):] + list(variants)[: r % len(variants)]
+        for label in order:
+            sync(device)
+            t0 = time.perf_counter()
+            answers = decoding.predict_places(variants[label], questions, vocab, device)
+            sync(device)
+            times[label].append(time.perf_counter() - t0)
+            same[label] = sum(a == b for a, b in zip(answers, reference))
+    base, n = times[next(iter(variants))], len(questions)
+    for label, ts in times.items():
+        median, best = statistics.median(ts), min(ts)
+        print(f"    perceiver, {label}: {1000 * median / n:.2f} ms/question (median of {rounds}; best "
+              f"{1000 * best / n:.2f}), {median / statistics.median(base):.2f}x the reference's (best: "
+              f"{best / min(base):.2f}x), identical predictions {same[label]}/{n}", flush=True)
 
 
 # ----------------------------------------------------------------------------------------- (c) datasets

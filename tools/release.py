@@ -3,7 +3,8 @@
   python tools/release.py student OUT_DIR       # the student starter, solution regions emptied
   python tools/release.py autograder OUT.zip    # a Gradescope autograder bundle
 
-The starter is made of the files git tracks, less those matched by tools/release_exclude.txt.  In every
+The starter is made of the files git tracks, less those matched by tools/release_exclude.txt; its README.md
+is tools/STUDENT_README.md with the sections of README.md it names in include lines copied in.  In every
 Python file, the code between `### START CODE HERE ###` and `### END CODE HERE ###` is removed (every
 spelling students meet is recognised: the handout's `### START_CODE_HERE ###`, the course files'
 `### START CODE HERE`, with or without the underscores and the trailing ###): the markers stay, full-line
@@ -118,6 +119,34 @@ def solution_lines(text, name):
     return found
 
 
+# A line of tools/STUDENT_README.md that stands for a section of the instructor's README.md, copied in by the
+# release: the student's README shows it, and README.md stays its one home.
+INCLUDE = re.compile(r"^<!-- include README\.md: (?P<heading>.+?) -->$", re.MULTILINE)
+
+
+def readme_section(readme, heading):
+    """The section of a Markdown text headed `## heading`, up to the next heading of its level or higher."""
+    lines = readme.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.rstrip() == f"## {heading}"]
+    if len(starts) != 1:
+        raise ReleaseError(f"README.md has {len(starts)} sections headed '## {heading}'; "
+                           "tools/STUDENT_README.md includes exactly one")
+    end, fenced = len(lines), False
+    for i in range(starts[0] + 1, len(lines)):
+        fenced ^= lines[i].startswith("```")  # a "# comment" inside a code block is no heading
+        if not fenced and re.match(r"#{1,2} ", lines[i]):
+            end = i
+            break
+    return "".join(lines[starts[0] : end]).rstrip("\n")
+
+
+def student_readme(root=ROOT):
+    """tools/STUDENT_README.md with every include line replaced by that section of README.md."""
+    text = (root / "tools" / "STUDENT_README.md").read_text(encoding="utf-8")
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    return INCLUDE.sub(lambda m: readme_section(readme, m.group("heading")), text)
+
+
 def build_student(out_dir, root=ROOT):
     """Write the student starter into out_dir (which must not exist or be empty); returns the file list."""
     out_dir = Path(out_dir)
@@ -135,7 +164,7 @@ def build_student(out_dir, root=ROOT):
                 dst.write_text(strip_regions(src.read_text(encoding="utf-8"), rel), encoding="utf-8")
             else:
                 shutil.copy2(src, dst)
-        shutil.copy2(root / "tools" / "STUDENT_README.md", staging / "README.md")
+        (staging / "README.md").write_text(student_readme(root), encoding="utf-8")
         files.append("README.md")
         if out_dir.exists():
             out_dir.rmdir()
