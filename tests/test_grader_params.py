@@ -258,3 +258,44 @@ def test_a_perceiver_with_its_own_attribute_names_earns_the_prediction_points(wo
     for tid in ("1g-2-hidden", "1g-3-hidden"):
         assert t[tid]["status"] == "passed", t[tid]["output"]
         assert "does not give" not in t[tid]["output"], t[tid]["output"]
+
+
+def test_the_judges_decoder_answers_as_the_course_does(world):
+    """grader_predictions' decoder (key/value cache, batches, its own forward pass) against the kit's
+    (decoding.predict_places; the course's one-question loop where the context is cropped): questions shorter
+    than the perceiver's bottleneck, ordinary ones, and ones so long that 32 answer characters cross the block
+    size of 128."""
+    import random
+
+    import grader_predictions as gp
+
+    data, *_ = world
+    stoi = course_params.vocab(data)
+    letters = sorted(ch for ch in stoi if ch.isalpha())
+    rng = random.Random(5)
+    questions = ["".join(rng.choice(letters + [" "]) for _ in range(n)) + "?" for n in (3, 20, 31, 32, 33, 40, 40,
+                                                                                     70, 100, 110, 126)]
+
+    class Judge:  # what grader_predictions asks of a judge's context: the reference and a cache
+        cache = {}
+
+        @staticmethod
+        def solution(name):
+            return importlib.import_module(f"submission.{name}")
+
+    for variant in ("vanilla", "perceiver"):
+        net = course_params.course_net(variant, stoi, seed=3)
+        want = course_params.own_predictions(net, questions, stoi, data)
+        state = {k: v.float() for k, v in net.state_dict().items()}
+        fitted = gp.fit(state, gp.reference_model(Judge, variant, len(stoi)), variant, "p", len(stoi))
+        chosen = gp.choose(fitted, questions, want, stoi)
+        assert gp.greedy_answers(chosen, questions, stoi) == want, variant
+
+
+def test_projection_names_are_read_as_students_write_them():
+    import grader_predictions as gp
+
+    names = {"key": "k", "query": "q", "value": "v", "proj": "o", "wq": "q", "W_K": "k", "to_v": "v", "out": "o",
+             "q_proj": "q", "k_proj": "k", "value_proj": "v", "out_proj": "o", "c_proj": "o", "fc_out": "o",
+             "attn.query_layer": "q", "mlp": None, "cross": None}
+    assert {n: gp._attention_role(n) for n in names} == names
