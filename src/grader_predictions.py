@@ -147,7 +147,8 @@ def _perceiver_block(state, prefix, down, d, m, what):
         raise Fail(f"{what} holds {len(basis)} tensors of shape (1, {m}, {d}) for the basis C, not one")
     if len(square) != 4 or len(fc1) != 1 or len(fc2) != 1 or len(norms) not in (2, 3):
         raise Fail(f"{what} has {len(square)} projections of shape ({d}, {d}), {len(fc1) + len(fc2)} MLP layers and "
-                   f"{len(norms)} LayerNorms; the handout's block has 4 (query, key, value, output), 2 and 2 or 3")
+                   f"{len(norms)} LayerNorms, where the handout's block has 4 projections (query, key, value, "
+                   "output), 2 MLP layers and 2 LayerNorms (3 with one of its own for the query)")
     roles = [_attention_role(name) for name, _ in square]
     if sorted(r or "" for r in roles) == ["k", "o", "q", "v"]:
         orders = [roles]
