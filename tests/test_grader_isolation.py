@@ -174,8 +174,7 @@ def test_attacks_from_the_empty_starter_earn_nothing(bundle, starter, spy, tmp_p
 
 
 @root_only
-def test_reference_keeps_every_point_and_a_leftover_cannot_rewrite_the_results(bundle, spy, tmp_path,
-                                                                                 monkeypatch):  # noqa: F811
+def test_reference_keeps_every_point_and_a_leftover_cannot_rewrite_the_results(bundle, spy, tmp_path):  # noqa: F811
     import course_params
 
     spy_dir, uid = spy
