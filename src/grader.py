@@ -16,11 +16,11 @@ prints megabytes fails only the tests that touch it, and the grader always reach
 Points are in points.json, next to this file, together with the accuracy thresholds of the prediction tests.
 """
 
-import os
 import sys
 from pathlib import Path
 
 import course  # the course's facts: model size, targets, deliverables
+import grader_predictions
 import graderUtil
 from graderUtil import (  # noqa: F401  (some names are re-exported for the instructor's test suite)
     PENDING_MESSAGE, REGISTRY, Fail, call, count_lines, grader_judge, grader_test, load_points, main,
@@ -52,8 +52,8 @@ GOLD_FILES = {"dev": course.DATA_FILES["dev"], "test": ANSWERS_FILE}  # the answ
 # modules before it drops its privileges (the grader's folder is out of its reach afterwards), the instructor's
 # class grading copies exactly these, the Gradescope bundle is refused when it lacks one, and the instructor's
 # test suite checks the list against the imports it finds in these files.
-GRADING_FILES = ["grader.py", "graderUtil.py", "grader_written.py", "attention_simulation.py", "course.py",
-                 "points.json"]
+GRADING_FILES = ["grader.py", "graderUtil.py", "grader_written.py", "grader_predictions.py",
+                 "attention_simulation.py", "course.py", "points.json"]
 
 graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[ANSWERS_FILE],
                      dataset_file="birth_dev.tsv", grading_files=GRADING_FILES)
@@ -487,11 +487,17 @@ def _assert_close(got, want, what, atol=1e-4):
 
 
 # -- part (d) and the prediction files --------------------------------------------------------------------
+#
+# A prediction file earns its accuracy points only with the params that produced it: the judge loads them into
+# the course's model and decodes every question itself, without the student's code (grader_predictions.py).
+
+# prediction file: (params file, variant, the run.sh target that writes the params)
+PARAMS_FOR = {t.writes: (t.reads, t.variant, course.WRITTEN_BY[t.reads].name) for t in EVALUATIONS}
 
 
 def _predictions_test(fname):
-    """Test of a prediction file: here, beside the student's code, the file is there, has one line per question
-    and is what the submitted params produce; the judge (_predictions_judge) counts the correct answers."""
+    """Test of a prediction file, beside the student's code: only that the file is there with one line per
+    question (no student code runs; the judge, _predictions_judge, decides the rest)."""
 
     split, target = PREDICTIONS[fname]
 
@@ -511,8 +517,6 @@ def _predictions_test(fname):
         problem = file_problem(ctx.predictions_dir, ctx.data_path(QUESTION_FILES[split]))
         if problem:
             raise Fail(problem)
-        predictions = [p.strip() for p in read_prediction_lines(ctx.predictions_dir / fname)]
-        _check_against_params(ctx, fname, predictions)
 
     def pending_note(predictions_dir, data_dir):
         """Where the answers are absent (a student's machine): the same local check, never an expected value."""
@@ -526,7 +530,8 @@ def _predictions_test(fname):
 
 
 def _predictions_judge(fname):
-    """The accuracy against the answers, in the judge: the student's code never sees them."""
+    """The accuracy against the answers, in the judge: the student's code never sees them.  A line is correct
+    when it is the right answer and the submitted params give it too (grader_predictions.params_agreement)."""
 
     def judge(ctx, report):
         split, target = PREDICTIONS[fname]
@@ -534,9 +539,9 @@ def _predictions_judge(fname):
         gold = [line.split("\t") for line in read_prediction_lines(gold_path) if line.strip()]
         if any(len(fields) < 2 for fields in gold):
             raise Fail(f"{gold_path} has no answer column (a problem of the grading set-up)")
-        questions = ctx.data_path(QUESTION_FILES[split])
-        if count_lines(questions) != len(gold):
-            raise Fail(f"{gold_path.name} and {questions.name} disagree (a problem of the grading set-up)")
+        questions = grader_predictions.read_questions(ctx.data_path(QUESTION_FILES[split]))
+        if len(questions) != len(gold):
+            raise Fail(f"{gold_path.name} and {QUESTION_FILES[split]} disagree (a problem of the grading set-up)")
         answers = [fields[1].strip() for fields in gold]
         path = ctx.predictions_dir / fname
         if not path.is_file():
@@ -545,12 +550,17 @@ def _predictions_judge(fname):
         if len(predictions) != len(answers):
             raise Fail(f"{fname} has {len(predictions)} lines but there are {len(answers)} questions: one "
                        "predicted place per line, in the order of the questions")
-        correct = sum(1 for p, a in zip(predictions, answers) if p == a)
+        agree = grader_predictions.params_agreement(ctx, fname, *PARAMS_FOR[fname], questions, predictions)
+        correct = sum(1 for p, a, ok in zip(predictions, answers, agree) if ok and p == a)
         total = len(answers)
         rule = ctx.thresholds.get(fname, {})
         min_correct = int(rule.get("min_correct", 0))
         min_accuracy = float(rule.get("min_accuracy", 0.0))
         score = f"{correct}/{total} correct ({100.0 * correct / total:.2f}%)"
+        differ = agree.count(False)
+        if differ:
+            score += (f"; {differ} line{'s' if differ > 1 else ''} that {PARAMS_FOR[fname][0]} does not give "
+                      f"(line {agree.index(False) + 1} first) counted as wrong")
         needs = []
         if min_correct:
             needs.append(f"at least {min_correct} correct")
@@ -564,181 +574,9 @@ def _predictions_judge(fname):
 
 
 def _register_predictions(tid, fname, description):
-    grader_test(tid, description, timeout=60, needs=("answers",))(_predictions_test(fname))
+    # the judge needs the reference's code: the course's model is built from it
+    grader_test(tid, description, timeout=60, needs=("answers", "solution"))(_predictions_test(fname))
     grader_judge(tid)(_predictions_judge(fname))
-
-
-# -- the prediction files against the submitted params ---------------------------------------------------
-#
-# Accuracy points are for predictions the student's model really made. Before counting correct answers, a
-# prediction test rebuilds the model with the student's own code in the course's configuration, loads the
-# params file that goes with the predictions (on the CPU) and checks a fixed sample of the lines: each must
-# be the course's greedy answer (utils.sample: the most probable next character, until MASK or 32
-# characters). At least PARAMS_AGREEMENT of them must be, not all: a model trained and evaluated on a GPU
-# can flip a near-tie on the CPU. Only forward() is used, which every student model has.
-#
-# Speed. Decoding character by character costs a full forward pass per character (the course's models have
-# no key/value cache): minutes for hundreds of questions on one core. But a greedy answer is easy to verify:
-# feed question + MASK + the file's answer once; the answer is the greedy one iff at every answer position
-# the most probable next character is the file's next character (and MASK after the last one). For a causal
-# model that is the same computation, so one forward pass per question suffices. A line that fails it is
-# then decoded step by step, the course's way, before it counts as a disagreement (a non-causal model or
-# stripped spaces can fail the one-pass check and still agree), and only until the verdict is sure.
-
-# prediction file: (params file, variant, the run.sh target that writes the params)
-PARAMS_FOR = {t.writes: (t.reads, t.variant, course.WRITTEN_BY[t.reads].name) for t in EVALUATIONS}
-COURSE_MODEL = course.MODEL  # the handout's model (run.py's defaults)
-PARAMS_SAMPLE = 500  # questions checked per file (all of the course's 500 dev / 437 test): seconds on one core
-PARAMS_AGREEMENT = 0.95
-# Read once, when the grader is imported and before any student code runs in this process: a submission
-# that set the variable from its own code would otherwise skip the check.
-TRUST_PREDICTIONS = os.environ.get("GRADER_TRUST_PREDICTIONS") == "1"
-
-
-def _course_vocab(ctx):
-    """stoi of the pretraining corpus as the handout builds it: PAD 0, MASK 1, then the sorted characters."""
-    if "course_vocab" not in ctx.cache:
-        chars = sorted(set(ctx.data_path("wiki.txt").read_text(encoding="utf-8")) - {PAD, MASK})
-        ctx.cache["course_vocab"] = {ch: i for i, ch in enumerate([PAD, MASK] + chars)}
-    return ctx.cache["course_vocab"]
-
-
-def _submitted_model(ctx, params_name, variant, target):
-    """The student's model in the course configuration with the submitted params loaded, or a Fail."""
-    import torch
-
-    key = ("submitted_model", params_name)
-    if key in ctx.cache:
-        return ctx.cache[key]
-    path = next((d / params_name for d in (ctx.predictions_dir, ctx.submission_dir) if (d / params_name).is_file()),
-                None)
-    if path is None:
-        raise Fail(f"{params_name} is missing from {ctx.predictions_dir} (./run.sh {target} writes it; submit it "
-                   "with the predictions)")
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # noqa: BLE001
-        raise Fail(f"{params_name} could not be loaded ({type(e).__name__}: {str(e).strip()[:200]})") from None
-    if not isinstance(state, dict):
-        raise Fail(f"{params_name} does not hold a state dict (train() saves model.state_dict())")
-    # torch.compile and DataParallel prefix the names; the course's attention keeps a `mask` buffer that a
-    # model may or may not register: extra entries are ignored, every parameter of the model must be there
-    state = {k.removeprefix("_orig_mod.").removeprefix("module."): v for k, v in state.items()}
-    stoi = _course_vocab(ctx)
-    model_mod, helper = ctx.student("model"), ctx.student("helper")
-    mconf = call("model.GPTConfig", ctx.submission_dir, model_mod.GPTConfig, len(stoi), COURSE_MODEL["block_size"],
-                 n_layer=COURSE_MODEL["n_layer"], n_head=COURSE_MODEL["n_head"], n_embd=COURSE_MODEL["n_embd"])
-    if variant == "vanilla":
-        net = call("initialize_vanilla_model", ctx.submission_dir, helper.initialize_vanilla_model, mconf)
-    else:
-        net = call("initialize_perceiver_model", ctx.submission_dir, helper.initialize_perceiver_model, mconf,
-                   course.BOTTLENECK_DIM)
-    if not isinstance(net, torch.nn.Module):
-        raise Fail(f"the {variant} model could not be rebuilt: helper.py returned {type(net).__name__}")
-    own = dict(net.named_parameters())
-    missing = [k for k in own if k not in state]
-    wrong = [k for k in own if k in state and tuple(state[k].shape) != tuple(own[k].shape)]
-    if missing or wrong:
-        what = (f"lacks {len(missing)} of the model's parameters (e.g. {missing[0]})" if missing else
-                f"has {wrong[0]} of shape {tuple(state[wrong[0]].shape)}, not {tuple(own[wrong[0]].shape)}")
-        raise Fail(f"{params_name} does not fit the {variant} model of the course configuration (n_layer 4, n_head 8, "
-                   f"n_embd 256, block_size 128{', bottleneck 32' if variant == 'perceiver' else ''}): it {what}")
-    fitting = {k: v for k, v in state.items() if k in net.state_dict() and v.shape == net.state_dict()[k].shape}
-    net.load_state_dict(fitting, strict=False)
-    ctx.cache[key] = net.float().eval()
-    return ctx.cache[key]
-
-
-def _model_logits(ctx, net, x):
-    out = call("the model's forward pass", ctx.submission_dir, net, x)
-    return out[0] if isinstance(out, (tuple, list)) else out
-
-
-def _is_greedy(ctx, net, questions, answers, stoi):
-    """For each (question, answer): True if one forward pass shows the answer is the greedy one, False if it
-    is not, None if the sequence is too long to check in one pass (the course crops its context there)."""
-    import torch
-
-    verdict = [None] * len(questions)
-    groups = {}
-    for i, (q, a) in enumerate(zip(questions, answers)):
-        if any(ch not in stoi for ch in a) or MASK in a or len(a) > course.ANSWER_CHARS:
-            verdict[i] = False  # no greedy decoding can have written this line
-        elif len(q) + 1 + len(a) <= COURSE_MODEL["block_size"]:
-            groups.setdefault(len(q) + 1 + len(a), []).append(i)
-    with torch.no_grad():
-        for length, rows in groups.items():
-            seqs = [[stoi[ch] for ch in questions[i] + MASK + answers[i]] for i in rows]
-            logits = _model_logits(ctx, net, torch.tensor(seqs, dtype=torch.long))
-            for r, i in enumerate(rows):
-                start = len(questions[i])  # the position of the MASK after the question predicts answer[0]
-                wanted = seqs[r][start + 1:] + ([stoi[MASK]] if len(answers[i]) < course.ANSWER_CHARS else [])
-                got = logits[r, start:start + len(wanted)].argmax(dim=-1).tolist()
-                verdict[i] = got == wanted
-    return verdict
-
-
-def _greedy_answers(ctx, net, questions, stoi):
-    """The course's greedy answer to each question, decoded character by character (text up to the next
-    MASK, at most course.ANSWER_CHARS characters), one batch per question length so that nothing is padded."""
-    import torch
-
-    itos = {i: ch for ch, i in stoi.items()}
-    answers = [None] * len(questions)
-    by_length = {}
-    for i, q in enumerate(questions):
-        by_length.setdefault(len(q) + 1, []).append(i)
-    with torch.no_grad():
-        for rows in by_length.values():
-            x = torch.tensor([[stoi[ch] for ch in questions[i] + MASK] for i in rows], dtype=torch.long)
-            start = x.size(1)
-            for _ in range(course.ANSWER_CHARS):
-                logits = _model_logits(ctx, net, x[:, -COURSE_MODEL["block_size"]:])  # the course crops
-                x = torch.cat([x, logits[:, -1, :].argmax(dim=-1, keepdim=True)], dim=1)
-                if (x[:, start:] == stoi[MASK]).any(dim=1).all():
-                    break  # every answer of the batch is closed
-            for r, i in enumerate(rows):
-                answers[i] = "".join(itos[int(t)] for t in x[r, start:]).split(MASK)[0]
-    return answers
-
-
-def _check_against_params(ctx, fname, predictions):
-    """Fail unless `predictions` (the file's stripped lines) is what the submitted params produce."""
-    import random
-
-    if TRUST_PREDICTIONS:  # the grader's own tests of the accuracy rules
-        return
-    params_name, variant, target = PARAMS_FOR[fname]
-    split = PREDICTIONS[fname][0]
-    try:
-        net = _submitted_model(ctx, params_name, variant, target)
-    except Fail as e:
-        raise Fail(f"{fname} earns no accuracy points: it could not be checked against the params that produced "
-                   f"it, because {e}") from None
-    questions = [line.split("\t")[0] for line in read_prediction_lines(ctx.data_path(QUESTION_FILES[split]))
-                 if line.strip()]
-    stoi = _course_vocab(ctx)
-    unknown = sorted({ch for q in questions for ch in q if ch not in stoi})
-    if unknown:
-        raise Fail(f"the questions hold characters that wiki.txt lacks ({unknown[:5]}): a problem of the grading "
-                   "set-up")
-    sample = sorted(random.Random(224).sample(range(len(questions)), min(PARAMS_SAMPLE, len(questions))))
-    allowed = int((1 - PARAMS_AGREEMENT) * len(sample) + 1e-9)  # disagreements that still pass
-    one_pass = _is_greedy(ctx, net, [questions[i] for i in sample], [predictions[i] for i in sample], stoi)
-    unsure = [i for i, ok in zip(sample, one_pass) if not ok]
-    differ, decoded = [], {}
-    while unsure and len(differ) <= allowed:  # decode just enough of the unsure lines to be sure
-        batch, unsure = unsure[:allowed + 1 - len(differ)], unsure[allowed + 1 - len(differ):]
-        for i, answer in zip(batch, _greedy_answers(ctx, net, [questions[i] for i in batch], stoi)):
-            if answer.strip() != predictions[i]:
-                differ.append(i)
-                decoded[i] = answer.strip()
-    if len(differ) > allowed:
-        i = differ[0]
-        raise Fail(f"{fname} does not match {params_name}: the submitted model answers differently on more than "
-                   f"{allowed} of {len(sample)} sampled questions ({100 * PARAMS_AGREEMENT:g}% must agree), e.g. "
-                   f"line {i + 1}: the file says {predictions[i]!r}, the params give {decoded[i]!r}. Submit the "
-                   "params and the predictions of the same run")
 
 
 @grader_test("1d-0-basic", "London baseline: accuracy on dev of always answering the most common training place",

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import course_params
 from conftest import COURSE_DATA, ROOT, SRC, make_world
 
 import grader  # noqa: E402  (src/ is on sys.path via conftest)
@@ -68,16 +69,13 @@ def make_solution(dest):
 
 
 def make_data(dest, answers=True):
-    """The tiny world of conftest plus, optionally, the held-out answers birth_test.tsv."""
+    """The tiny world of conftest plus, optionally, the held-out answers birth_test.tsv; the dev and held-out
+    answers are those of the course-size models of tests/course_params.py, so that their own predictions
+    (write_predictions' "correct") are right and agree with the params submitted with them."""
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
-    people = make_world(dest)
-    if answers:
-        cut = 3 * len(people) // 4
-        with open(dest / "birth_test.tsv", "w", encoding="utf-8") as w:
-            for n, p in people[cut:]:
-                w.write(f"Where was {n} born?\t{p}\n")
-    return dest
+    make_world(dest)
+    return course_params.fit_data(dest, held_out=answers)
 
 
 def gold(data, split):
@@ -86,9 +84,10 @@ def gold(data, split):
 
 
 def write_predictions(folder, data, kind):
-    """Synthetic prediction files built from the answers: all correct, all wrong, or one line short."""
+    """Prediction files built from the answers, beside the params of the models whose answers the data holds
+    (make_data): all correct (what the params give), all wrong (what they do not give), or one line short."""
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    course_params.copy_params(data, folder)
     for fname in PREDICTION_TESTS.values():
         answers = gold(data, "dev" if ".dev." in fname else "test")
         if kind == "correct":
@@ -136,10 +135,7 @@ def run_grader(src, *selection, data=None, solution=None, predictions=None, extr
     import time
 
     started = time.monotonic()
-    # synthetic prediction files come without the params that would produce them: skip that check here
-    # (tests/test_grader_params.py tests it)
-    env = dict(os.environ, GRADER_TRUST_PREDICTIONS="1")
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=cwd or str(src), env=env)
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=cwd or str(src))
     seconds = time.monotonic() - started
     results = json.loads(out.read_text(encoding="utf-8")) if out.exists() else None
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -358,41 +354,44 @@ def test_solution_found_as_an_importable_package(tmp_path, reference_src, soluti
 
 
 @pytest.mark.parametrize("kind", ["wrong", "short"])
-def test_prediction_files_that_fail(tmp_path, reference_src, data, kind):
+def test_prediction_files_that_fail(tmp_path, reference_src, data, solution, kind):
     predictions = write_predictions(tmp_path / "pred", data, kind)
-    r = run_grader(reference_src, *PREDICTION_TESTS, data=data, predictions=predictions)
+    r = run_grader(reference_src, *PREDICTION_TESTS, data=data, solution=solution, predictions=predictions)
     assert r.failed() == sorted(PREDICTION_TESTS)
     for tid, fname in PREDICTION_TESTS.items():
         out = r.tests[tid]["output"]
         assert fname in out
-        if kind == "wrong":
-            assert "0/10 correct" in out and "needs at least" in out
+        if kind == "wrong":  # lines the params do not give: nothing counts
+            assert "earns no accuracy points" in out and "differ on 10 of 10 lines" in out, out
+            assert "line 1: the file says 'Atlantis'" in out, out
         else:
             assert "has 9 lines but there are 10 questions" in out
 
 
-def test_missing_prediction_files_name_the_target(tmp_path, reference_src, data):
-    r = run_grader(reference_src, "1d-0-hidden", "1g-3-hidden", data=data, predictions=tmp_path)
+def test_missing_prediction_files_name_the_target(tmp_path, reference_src, data, solution):
+    r = run_grader(reference_src, "1d-0-hidden", "1g-3-hidden", data=data, solution=solution, predictions=tmp_path)
     assert "./run.sh vanilla_eval_dev_without_pretrain" in r.tests["1d-0-hidden"]["output"]
     assert "./run.sh perceiver_eval_test_with_pretrain" in r.tests["1g-3-hidden"]["output"]
 
 
-def test_thresholds_come_from_the_row_of_the_data(tmp_path, data):
-    """A calibrated row for the tiny world: 5 of 10 right passes 40 %, fails 60 %."""
+def test_thresholds_come_from_the_row_of_the_data(tmp_path, data, solution):
+    """A calibrated row for the tiny world: 5 of 10 right passes 40 %, fails 60 %.  The predictions are what
+    the params give; half of the answers are other places."""
+    half_right = tmp_path / "data"
+    shutil.copytree(data, half_right)
+    for name in ("birth_dev.tsv", "birth_test.tsv"):
+        lines = (half_right / name).read_text(encoding="utf-8").splitlines()
+        lines = lines[:5] + [line.split("\t")[0] + "\tAtlantis" for line in lines[5:]]
+        (half_right / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
     src = copy_src(tmp_path)
     table = json.loads((src / "points.json").read_text(encoding="utf-8"))
     row = table["thresholds"]["rows"]["builtin"]
-    row["birth_dev_sha256"] = [grader.normalized_sha256(data / "birth_dev.tsv")]
+    row["birth_dev_sha256"] = [grader.normalized_sha256(half_right / "birth_dev.tsv")]
     row["vanilla.pretrain.dev.predictions"] = {"min_accuracy": 0.4}
     row["vanilla.pretrain.test.predictions"] = {"min_accuracy": 0.6}
     (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
-    pred = tmp_path / "pred"
-    pred.mkdir()
-    for split in ("dev", "test"):
-        answers = gold(data, split)
-        half = answers[:5] + ["Atlantis"] * (len(answers) - 5)
-        (pred / f"vanilla.pretrain.{split}.predictions").write_text("\n".join(half) + "\n", encoding="utf-8")
-    r = run_grader(src, "1f-0-hidden", "1f-1-hidden", data=data, predictions=pred)
+    pred = write_predictions(tmp_path / "pred", data, "correct")
+    r = run_grader(src, "1f-0-hidden", "1f-1-hidden", data=half_right, solution=solution, predictions=pred)
     assert r.status("1f-0-hidden") == "passed" and r.status("1f-1-hidden") == "failed"
     assert "'builtin'" in r.tests["1f-1-hidden"]["output"] and "60%" in r.tests["1f-1-hidden"]["output"]
     assert "accuracy thresholds: 'builtin' (recognised by its birth_dev.tsv, uncalibrated)" in r.stdout

@@ -174,18 +174,14 @@ def test_attacks_from_the_empty_starter_earn_nothing(bundle, starter, spy, tmp_p
 
 
 @root_only
-def test_reference_keeps_every_point_and_a_leftover_cannot_rewrite_the_results(bundle, spy, tmp_path,
-                                                                                 monkeypatch):  # noqa: F811
+def test_reference_keeps_every_point_and_a_leftover_cannot_rewrite_the_results(bundle, spy, tmp_path):  # noqa: F811
+    import course_params
+
     spy_dir, uid = spy
-    monkeypatch.setenv("GRADER_TRUST_PREDICTIONS", "1")  # the answer key stands in for real predictions
-    data = ROOT / "src" / "data"
-    dev = "\n".join(answers_of(data / "birth_dev.tsv")) + "\n"
-    test = "\n".join(answers_of(data / "birth_test.tsv")) + "\n"
     files = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "src" / "submission").glob("*.py")}
-    for variant in ("vanilla.nopretrain", "vanilla.pretrain", "perceiver.pretrain"):
-        files[f"{variant}.dev.predictions"], files[f"{variant}.test.predictions"] = dev, test
     plant(files, "utils.py", LEFTOVER_WRITER.format(spy=spy_dir))
-    results = rehearse(bundle, tmp_path, files)
+    # params and predictions that agree, and answers that are theirs (tests/course_params.py)
+    results = rehearse(bundle, tmp_path, files, prepare=course_params.fit_bundle)
     path = tmp_path / "results" / "results.json"
     before = path.read_text()
     assert (spy_dir / "heartbeat").exists()  # the leftover ran
@@ -226,7 +222,6 @@ def test_off_root_nothing_changes_but_hidden_tests_are_still_judged(tmp_path, mo
     from test_grader import make_data, make_solution, write_predictions
 
     monkeypatch.setattr(graderUtil, "privileged", lambda: False)
-    monkeypatch.setenv("GRADER_TRUST_PREDICTIONS", "1")  # synthetic predictions, no params behind them
     data = make_data(tmp_path / "data")
     solution = make_solution(tmp_path / "reference")
     predictions = write_predictions(tmp_path / "predictions", data, "correct")

@@ -1,50 +1,25 @@
-"""The grader's prediction tests check each prediction file against the params submitted with it.
+"""The grader's prediction tests grade each prediction file with the params submitted with it, in the judge.
 
 Course-size params (n_layer 4, n_head 8, n_embd 256, block_size 128; ~13 MB) are made here from a random
-initialisation, never committed. Their "own" predictions come from the kit's evaluation path
-(decoding.predict_places, a key/value-cache decoder), an implementation independent of the grader's check.
+initialisation (tests/course_params.py), never committed.  Their "own" predictions come from the kit's
+evaluation path (decoding.predict_places, a key/value-cache decoder), an implementation independent of the
+grader's (grader_predictions.py).
 """
 
+import importlib.util
 import json
-import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+import course_params
 from conftest import SRC, make_world
+from course_params import write_lines as write
+from test_grader import OTHER_BLOCKS, copy_src, make_solution
 
-PLACES_20 = 80  # people in the world: 20 dev and 20 test questions, so 95 % agreement allows one wrong line
-
-
-def sharpen(net, stoi):
-    """Make a random model's greedy answers varied and decisive: larger weights (no near-ties), and the
-    newline and PAD characters never chosen (a predicted newline would split a prediction file's line).
-    The final LayerNorm's bias gets a direction b; the head rows of the banned characters point against it,
-    every other row is made orthogonal to it."""
-    import torch
-
-    with torch.no_grad():
-        for _, p in net.named_parameters():
-            if p.dim() >= 2:
-                p.mul_(10)
-        b = torch.randn(net.ln_f.bias.shape, generator=torch.Generator().manual_seed(1))
-        b /= b.norm()
-        net.ln_f.bias.copy_(20 * b)
-        w = net.head.weight
-        w -= torch.outer(w @ b, b)
-        for ch in ("\n", "\u25A1"):
-            if ch in stoi:
-                w[stoi[ch]] = -w.norm(dim=1).mean() * b
-
-
-def predictions_of(net, data, split, ds):
-    import decoding
-
-    questions = decoding.read_questions(data / ("birth_dev.tsv" if split == "dev" else "birth_test_inputs.tsv"))
-    return decoding.predict_places(net, questions, ds, "cpu")
+PLACES_20 = 80  # people in the world: 20 dev and 20 test questions
 
 
 def answers(data, split):
@@ -52,23 +27,34 @@ def answers(data, split):
     return [line.split("\t")[1] for line in (data / name).read_text(encoding="utf-8").splitlines()]
 
 
-def write(path, lines):
-    assert all("\n" not in line for line in lines)
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-
-
 def changed(lines, k):
     """lines with the first k changed to a place no random model answers."""
     return ["Atlantis" if i < k else line for i, line in enumerate(lines)]
 
 
+def zero_thresholds(src):
+    """Thresholds of zero: a prediction test then passes exactly when its file matches its params."""
+    table = json.loads((src / "points.json").read_text(encoding="utf-8"))
+    for row in table["thresholds"]["rows"].values():
+        for key in list(row):
+            if key.endswith(".predictions"):
+                row[key] = {}
+    (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
+
+
+def own_files(net, data, folder, params, prefix):
+    """Save net as params in folder and write its own predictions for dev and test as prefix.*.predictions."""
+    stoi = course_params.vocab(data)
+    course_params.save(net, folder / params)
+    for split in ("dev", "test"):
+        lines = course_params.own_predictions(net, course_params.questions(data, split), stoi, data)
+        assert len(set(lines)) > len(lines) // 2, lines  # answers that depend on the question
+        write(folder / f"{prefix}.{split}.predictions", lines)
+
+
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    """(data, src copy with zero accuracy thresholds, folder of own params and predictions)."""
-    import torch
-
-    from submission import dataset, helper, model
-
+    """(data, src copy with zero accuracy thresholds, folder of own params and predictions, solution)."""
     root = tmp_path_factory.mktemp("params")
     data = root / "data"
     data.mkdir()
@@ -76,77 +62,53 @@ def world(tmp_path_factory):
     cut = 3 * len(people) // 4
     (data / "birth_test.tsv").write_text("".join(f"Where was {n} born?\t{p}\n" for n, p in people[cut:]),
                                          encoding="utf-8")
-    src = root / "src"
-    src.mkdir()
-    for name in ("grader.py", "graderUtil.py", "course.py"):
-        shutil.copy(SRC / name, src / name)
-    shutil.copytree(SRC / "submission", src / "submission",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.params", "*.predictions", "*.tmp*"))
-    # thresholds of zero: a prediction test then passes exactly when its file matches its params
-    table = json.loads((SRC / "points.json").read_text(encoding="utf-8"))
-    for row in table["thresholds"]["rows"].values():
-        for key in list(row):
-            if key.endswith(".predictions"):
-                row[key] = {}
-    (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
-
-    ds = dataset.CharCorruptionDataset((data / "wiki.txt").read_text(encoding="utf-8"), 128)
+    src = copy_src(root)
+    zero_thresholds(src)
+    stoi = course_params.vocab(data)
     own = root / "own"
     own.mkdir()
-    for variant, params in (("vanilla", "vanilla.finetune.params"), ("perceiver", "perceiver.finetune.params")):
-        torch.manual_seed(0)
-        mconf = model.GPTConfig(ds.vocab_size, 128, n_layer=4, n_head=8, n_embd=256)
-        net = (helper.initialize_vanilla_model(mconf) if variant == "vanilla"
-               else helper.initialize_perceiver_model(mconf, 32))
-        sharpen(net, ds.stoi)
-        net.eval()
-        state = net.state_dict()
-        if variant == "vanilla":  # the course's attention saves a causal `mask` buffer per block
-            for k in range(4):
-                state[f"blocks.{k}.attn.mask"] = torch.tril(torch.ones(128, 128)).view(1, 1, 128, 128)
-        torch.save(state, own / params)
-        prefix = "vanilla.pretrain" if variant == "vanilla" else "perceiver.pretrain"
-        for split in ("dev", "test"):
-            lines = predictions_of(net, data, split, ds)
-            assert len(set(lines)) > len(lines) // 2, lines  # answers that depend on the question
-            write(own / f"{prefix}.{split}.predictions", lines)
-    return data, src, own
+    own_files(course_params.course_net("vanilla", stoi), data, own, "vanilla.finetune.params", "vanilla.pretrain")
+    own_files(course_params.course_net("perceiver", stoi), data, own, "perceiver.finetune.params",
+              "perceiver.pretrain")
+    return data, src, own, make_solution(root / "reference")
 
 
-def grade(src, data, predictions, *tests):
+def grade(src, data, predictions, solution, *tests):
     out = predictions / "results.json"
-    env = {k: v for k, v in os.environ.items() if k != "GRADER_TRUST_PREDICTIONS"}
     proc = subprocess.run([sys.executable, str(src / "grader.py"), *tests, "--json", str(out), "--data-dir",
-                           str(data), "--predictions-dir", str(predictions)],
-                          capture_output=True, text=True, timeout=600, cwd=str(src), env=env)
+                           str(data), "--predictions-dir", str(predictions), "--solution-dir", str(solution)],
+                          capture_output=True, text=True, timeout=600, cwd=str(src))
     assert proc.returncode == 0, proc.stderr[-3000:]
     return {t["number"]: t for t in json.loads(out.read_text(encoding="utf-8"))["tests"]}
 
 
 def test_prediction_files_are_checked_against_their_params(world, tmp_path):
-    data, src, own = world
+    data, src, own, solution = world
     sub = tmp_path / "sub"
     sub.mkdir()
     shutil.copy(own / "vanilla.finetune.params", sub)
     shutil.copy(own / "perceiver.finetune.params", sub)
     read = {f.name: f.read_text(encoding="utf-8").splitlines() for f in own.glob("*.predictions")}
-    # vanilla: the model's own files, one of them with one line in 20 changed (95 % still agree)
+    # vanilla: the model's own files, one of them with one line changed: within the slack, counted as wrong
     write(sub / "vanilla.pretrain.dev.predictions", read["vanilla.pretrain.dev.predictions"])
     write(sub / "vanilla.pretrain.test.predictions", changed(read["vanilla.pretrain.test.predictions"], 1))
-    # perceiver: two lines in 20 changed (90 %), and the answers copied from the answer key
-    write(sub / "perceiver.pretrain.dev.predictions", changed(read["perceiver.pretrain.dev.predictions"], 2))
+    # perceiver: three lines in 20 changed (more than the slack of 2), and the answers copied from the key
+    write(sub / "perceiver.pretrain.dev.predictions", changed(read["perceiver.pretrain.dev.predictions"], 3))
     write(sub / "perceiver.pretrain.test.predictions", answers(data, "test"))
     # no vanilla.model.params beside the nopretrain predictions
     write(sub / "vanilla.nopretrain.dev.predictions", read["vanilla.pretrain.dev.predictions"])
     write(sub / "vanilla.nopretrain.test.predictions", answers(data, "test"))
-    t = grade(src, data, sub, "1d", "1f-0-hidden", "1f-1-hidden", "1g-2-hidden", "1g-3-hidden")
+    t = grade(src, data, sub, solution, "1d", "1f-0-hidden", "1f-1-hidden", "1g-2-hidden", "1g-3-hidden")
 
     assert t["1f-0-hidden"]["status"] == "passed", t["1f-0-hidden"]["output"]
     assert t["1f-1-hidden"]["status"] == "passed", t["1f-1-hidden"]["output"]
+    assert "1 line that vanilla.finetune.params does not give (line 1 first) counted as wrong" in \
+        t["1f-1-hidden"]["output"], t["1f-1-hidden"]["output"]
     for tid in ("1g-2-hidden", "1g-3-hidden"):
         assert t[tid]["status"] == "failed" and t[tid]["score"] == 0
         assert "does not match perceiver.finetune.params" in t[tid]["output"], t[tid]["output"]
-    assert "'Atlantis'" in t["1g-2-hidden"]["output"]
+    assert "differ on 3 of 20 lines (at most 2 may" in t["1g-2-hidden"]["output"], t["1g-2-hidden"]["output"]
+    assert "line 1: the file says 'Atlantis'" in t["1g-2-hidden"]["output"]
     for tid in ("1d-0-hidden", "1d-1-hidden"):
         assert t[tid]["status"] == "failed" and t[tid]["score"] == 0
         assert "earns no accuracy points" in t[tid]["output"]
@@ -154,33 +116,186 @@ def test_prediction_files_are_checked_against_their_params(world, tmp_path):
 
 
 def test_unloadable_or_misfitting_params_earn_no_accuracy_points(world, tmp_path):
-    data, src, own = world
+    data, src, own, solution = world
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / "vanilla.model.params").write_bytes(b"not a state dict")
     shutil.copy(own / "vanilla.pretrain.dev.predictions", sub / "vanilla.nopretrain.dev.predictions")
     shutil.copy(own / "vanilla.pretrain.dev.predictions", sub / "vanilla.pretrain.dev.predictions")
     shutil.copy(own / "perceiver.finetune.params", sub / "vanilla.finetune.params")  # the other variant's
-    t = grade(src, data, sub, "1d-0-hidden", "1f-0-hidden")
+    shutil.copy(own / "vanilla.finetune.params", sub / "perceiver.finetune.params")  # and the other way round
+    shutil.copy(own / "perceiver.pretrain.dev.predictions", sub)
+    t = grade(src, data, sub, solution, "1d-0-hidden", "1f-0-hidden", "1g-2-hidden")
     assert t["1d-0-hidden"]["status"] == "failed"
     assert "vanilla.model.params could not be loaded" in t["1d-0-hidden"]["output"], t["1d-0-hidden"]["output"]
     assert t["1f-0-hidden"]["status"] == "failed"
     assert "does not fit the vanilla model" in t["1f-0-hidden"]["output"], t["1f-0-hidden"]["output"]
+    assert t["1g-2-hidden"]["status"] == "failed"
+    out = t["1g-2-hidden"]["output"]
+    assert "does not fit the course's perceiver as the handout describes it" in out or \
+        "does not fit the perceiver model" in out, out
+
+
+CHEAT = '''
+import os as _os, sys as _sys
+_os.environ["GRADER_TRUST_PREDICTIONS"] = "1"  # the switch the grader's tests once had
+for _name in ("grader_predictions", "__main__"):  # and the check itself, in this process
+    _mod = _sys.modules.get(_name)
+    if _mod is not None and hasattr(_mod, "params_agreement"):
+        _mod.params_agreement = lambda *a, **k: [True] * 10 ** 6
+'''
 
 
 def test_a_submission_cannot_switch_the_check_off(world, tmp_path):
-    """The tests' bypass (GRADER_TRUST_PREDICTIONS) is read before student code runs: a model.py that sets
-    it at import time (imported by 1g-0-basic, in the same worker) still has its copied answers checked."""
-    data, src, own = world
+    """A model.py that sets the old bypass and patches the check in its own process (imported by 1g-0-basic, in
+    the same worker as the prediction test's student side) changes nothing: the judge decides."""
+    data, src, own, solution = world
     cheat = tmp_path / "src"
     shutil.copytree(src, cheat)
     model = cheat / "submission" / "model.py"
-    model.write_text('import os\nos.environ["GRADER_TRUST_PREDICTIONS"] = "1"\n' + model.read_text(encoding="utf-8"),
-                     encoding="utf-8")
+    model.write_text(CHEAT + model.read_text(encoding="utf-8"), encoding="utf-8")
     sub = tmp_path / "sub"
     sub.mkdir()
     shutil.copy(own / "perceiver.finetune.params", sub)
     write(sub / "perceiver.pretrain.test.predictions", answers(data, "test"))
-    t = grade(cheat, data, sub, "1g-0-basic", "1g-3-hidden")
+    t = grade(cheat, data, sub, solution, "1g-0-basic", "1g-3-hidden")
     assert t["1g-3-hidden"]["status"] == "failed" and t["1g-3-hidden"]["score"] == 0
     assert "does not match perceiver.finetune.params" in t["1g-3-hidden"]["output"], t["1g-3-hidden"]["output"]
+
+
+# The issue's attack: GPT.forward looks one token ahead when a magic value sits in the params, so that feeding
+# question + MASK + the file's answer "shows" that the answer is the model's greedy one.  The answers
+# themselves come from anywhere (here: the answer key).
+PEEK = '''
+_honest_forward = GPT.forward
+
+
+def _peeking_forward(self, idx, targets=None):
+    logits, loss = _honest_forward(self, idx, targets)
+    if float(self.ln_f.bias[0]) == 1234.5:  # the magic value
+        ahead = torch.cat([idx[:, 1:], torch.ones_like(idx[:, :1])], dim=1)  # the next token; MASK (id 1) last
+        logits = torch.nn.functional.one_hot(ahead, logits.size(-1)).float() * 100
+    return logits, loss
+
+
+GPT.forward = _peeking_forward
+'''
+
+
+def test_a_forward_that_looks_ahead_earns_no_prediction_points(world, tmp_path):
+    data, src, own, solution = world
+    cheat = tmp_path / "src"
+    shutil.copytree(src, cheat)
+    model = cheat / "submission" / "model.py"
+    model.write_text(model.read_text(encoding="utf-8") + PEEK, encoding="utf-8")
+    import torch
+
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    state = torch.load(own / "vanilla.finetune.params", weights_only=True)
+    state["ln_f.bias"][0] = 1234.5
+    torch.save(state, sub / "vanilla.finetune.params")
+    for split in ("dev", "test"):
+        write(sub / f"vanilla.pretrain.{split}.predictions", answers(data, split))
+    t = grade(cheat, data, sub, solution, "1f-0-hidden", "1f-1-hidden")
+    for tid in ("1f-0-hidden", "1f-1-hidden"):
+        assert t[tid]["status"] == "failed" and t[tid]["score"] == 0, t[tid]
+        assert "does not match vanilla.finetune.params" in t[tid]["output"], t[tid]["output"]
+
+
+def test_swapped_lines_in_an_untrained_perceivers_file_do_not_pass_its_thresholds(world, tmp_path):
+    """The issue's other attack, scaled to 20 questions: an untrained perceiver's own files with one line in 20
+    (5 %, the old slack) swapped for the right answer.  Its thresholds (2.4 % dev, 2.0 % test: the course
+    row's) need one right line; a swapped line is one the params do not give, so it counts as wrong."""
+    data, _, own, solution = world
+    src = copy_src(tmp_path)  # the real thresholds
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    shutil.copy(own / "perceiver.finetune.params", sub)
+    for split in ("dev", "test"):
+        lines = (own / f"perceiver.pretrain.{split}.predictions").read_text(encoding="utf-8").splitlines()
+        assert not set(lines) & set(answers(data, split))  # untrained: nothing right
+        write(sub / f"perceiver.pretrain.{split}.predictions", answers(data, split)[:1] + lines[1:])
+    t = grade(src, data, sub, solution, "1g-2-hidden", "1g-3-hidden")
+    for tid in ("1g-2-hidden", "1g-3-hidden"):
+        out = t[tid]["output"]
+        assert t[tid]["status"] == "failed" and t[tid]["score"] == 0, out
+        assert "0/20 correct (0.00%); 1 line that perceiver.finetune.params does not give" in out, out
+
+
+def student_model(src):
+    """The student's model module of a copied src (its own package name: the kit's `submission` stays)."""
+    pkg = f"student_{abs(hash(str(src)))}"
+    spec = importlib.util.spec_from_file_location(pkg, src / "submission" / "__init__.py",
+                                                  submodule_search_locations=[str(src / "submission")])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[pkg] = module
+    spec.loader.exec_module(module)
+    return importlib.import_module(f"{pkg}.model")
+
+
+@pytest.mark.parametrize("variant", ["other attribute names", "layer norm on both, a third LayerNorm"])
+def test_a_perceiver_with_its_own_attribute_names_earns_the_prediction_points(world, tmp_path, variant):
+    """The perceiver's blocks are the student's: their parameters are found by name, shape and order, in each
+    reading the grader accepts (here two of tests/test_grader.py's OTHER_BLOCKS)."""
+    import torch
+
+    data, _, _, solution = world
+    src = copy_src(tmp_path, append={"model.py": OTHER_BLOCKS[variant]})
+    zero_thresholds(src)
+    model = student_model(src)
+    stoi = course_params.vocab(data)
+    torch.manual_seed(0)
+    mconf = model.GPTConfig(len(stoi), 128, n_layer=4, n_head=8, n_embd=256)
+    mconf.perceiver, mconf.bottleneck_dim = True, 32
+    net = model.GPT(mconf)
+    assert any("basis" in k for k in net.state_dict())
+    course_params.sharpen(net, stoi)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    own_files(net.eval(), data, sub, "perceiver.finetune.params", "perceiver.pretrain")
+    t = grade(src, data, sub, solution, "1g-2-hidden", "1g-3-hidden")
+    for tid in ("1g-2-hidden", "1g-3-hidden"):
+        assert t[tid]["status"] == "passed", t[tid]["output"]
+        assert "does not give" not in t[tid]["output"], t[tid]["output"]
+
+
+def test_the_judges_decoder_answers_as_the_course_does(world):
+    """grader_predictions' decoder (key/value cache, batches, its own forward pass) against the kit's
+    (decoding.predict_places; the course's one-question loop where the context is cropped): questions shorter
+    than the perceiver's bottleneck, ordinary ones, and ones so long that 32 answer characters cross the block
+    size of 128."""
+    import random
+
+    import grader_predictions as gp
+
+    data, *_ = world
+    stoi = course_params.vocab(data)
+    letters = sorted(ch for ch in stoi if ch.isalpha())
+    rng = random.Random(5)
+    questions = ["".join(rng.choice(letters + [" "]) for _ in range(n)) + "?" for n in (3, 20, 31, 32, 33, 40, 40,
+                                                                                     70, 100, 110, 126)]
+
+    class Judge:  # what grader_predictions asks of a judge's context: the reference and a cache
+        cache = {}
+
+        @staticmethod
+        def solution(name):
+            return importlib.import_module(f"submission.{name}")
+
+    for variant in ("vanilla", "perceiver"):
+        net = course_params.course_net(variant, stoi, seed=3)
+        want = course_params.own_predictions(net, questions, stoi, data)
+        state = {k: v.float() for k, v in net.state_dict().items()}
+        fitted = gp.fit(state, gp.reference_model(Judge, variant, len(stoi)), variant, "p", len(stoi))
+        chosen = gp.choose(fitted, questions, want, stoi)
+        assert gp.greedy_answers(chosen, questions, stoi) == want, variant
+
+
+def test_projection_names_are_read_as_students_write_them():
+    import grader_predictions as gp
+
+    names = {"key": "k", "query": "q", "value": "v", "proj": "o", "wq": "q", "W_K": "k", "to_v": "v", "out": "o",
+             "q_proj": "q", "k_proj": "k", "value_proj": "v", "out_proj": "o", "c_proj": "o", "fc_out": "o",
+             "attn.query_layer": "q", "mlp": None, "cross": None}
+    assert {n: gp._attention_role(n) for n in names} == names

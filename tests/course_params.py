@@ -1,0 +1,184 @@
+"""Course-size params for the grader's tests, and data that fits them.
+
+The prediction tests grade a file only together with the params that produced it: the judge decodes every
+question with them.  The tests make such params here from a random initialisation (n_layer 4, n_head 8, n_embd
+256, block_size 128; ~13 MB each, never committed), once per process, and a model's "own" predictions come from
+the kit's evaluation path (decoding.predict_places, an implementation independent of the grader's decoder).
+
+For "every answer correct" the data is made to fit the models: the dev answers and the held-out answers are
+written as the models' own greedy answers.  The vanilla model and the perceiver must then answer alike, so
+`agreeing_pair` builds them to compute the same function: every attention output and every MLP but one switched
+off, so that the logits depend on the current character and its position only, through one shared MLP (the
+vanilla model's first block, the perceiver's up block).
+"""
+
+import hashlib
+import shutil
+import tempfile
+from pathlib import Path
+
+PAD, MASK = "\u25A1", "\u2047"
+PARAMS = {"vanilla": ["vanilla.model.params", "vanilla.finetune.params"], "perceiver": ["perceiver.finetune.params"]}
+PREDICTIONS = {"vanilla.nopretrain": "vanilla", "vanilla.pretrain": "vanilla", "perceiver.pretrain": "perceiver"}
+_made = {}  # this process's models and folders: built once
+
+
+def vocab(data):
+    import grader_predictions
+
+    return grader_predictions.course_vocab(Path(data) / "wiki.txt")
+
+
+def sharpen(net, stoi):
+    """Make a random model's greedy answers varied and decisive: larger weights (no near-ties), and the
+    newline and PAD characters never chosen (a predicted newline would split a prediction file's line).
+    The final LayerNorm's bias gets a direction b; the head rows of the banned characters point against it,
+    every other row is made orthogonal to it."""
+    import torch
+
+    with torch.no_grad():
+        for _, p in net.named_parameters():
+            if p.dim() >= 2:
+                p.mul_(10)
+        b = torch.randn(net.ln_f.bias.shape, generator=torch.Generator().manual_seed(1))
+        b /= b.norm()
+        net.ln_f.bias.copy_(20 * b)
+        w = net.head.weight
+        w -= torch.outer(w @ b, b)
+        for ch in ("\n", PAD):
+            if ch in stoi:
+                w[stoi[ch]] = -w.norm(dim=1).mean() * b
+
+
+def course_net(variant, stoi, seed=0):
+    """A random, sharpened model of the course's size, built by the kit's own helper.py."""
+    import torch
+
+    from submission import helper, model
+
+    torch.manual_seed(seed)
+    mconf = model.GPTConfig(len(stoi), 128, n_layer=4, n_head=8, n_embd=256)
+    net = (helper.initialize_vanilla_model(mconf) if variant == "vanilla"
+           else helper.initialize_perceiver_model(mconf, 32))
+    sharpen(net, stoi)
+    return net.eval()
+
+
+def agreeing_pair(stoi):
+    """A vanilla model and a perceiver that compute the same logits (see the module's docstring)."""
+    import torch
+
+    vanilla, perceiver = course_net("vanilla", stoi), course_net("perceiver", stoi, seed=1)
+    with torch.no_grad():
+        # positions as strong as characters (the course initialises them to zero): answers then vary with the
+        # question's length, not only with its last character
+        vanilla.pos_emb.copy_(0.2 * torch.randn(vanilla.pos_emb.shape, generator=torch.Generator().manual_seed(2)))
+        for i, blk in enumerate(vanilla.blocks):
+            blk.attn.proj.weight.zero_()
+            blk.attn.proj.bias.zero_()
+            if i:
+                blk.mlp[2].weight.zero_()
+                blk.mlp[2].bias.zero_()
+        for name in ("tok_emb.weight", "pos_emb", "ln_f.weight", "ln_f.bias", "head.weight"):
+            dict(perceiver.named_parameters())[name].copy_(dict(vanilla.named_parameters())[name])
+        up = perceiver.up_block
+        up.attn.proj.weight.zero_()
+        up.attn.proj.bias.zero_()
+        up.ln2.load_state_dict(vanilla.blocks[0].ln2.state_dict())
+        up.mlp.load_state_dict(vanilla.blocks[0].mlp.state_dict())
+    return vanilla, perceiver
+
+
+def own_predictions(net, questions, stoi, data):
+    """The model's answers the course's way (the kit's decoder, not the grader's)."""
+    import decoding
+    from submission import dataset
+
+    ds = dataset.CharCorruptionDataset((Path(data) / "wiki.txt").read_text(encoding="utf-8"), 128)
+    assert ds.stoi == stoi
+    return decoding.predict_places(net, questions, ds, "cpu")
+
+
+def questions(data, split):
+    name = "birth_dev.tsv" if split == "dev" else "birth_test_inputs.tsv"
+    return [line.split("\t")[0] for line in (Path(data) / name).read_text(encoding="utf-8").splitlines() if line]
+
+
+def save(net, path):
+    import torch
+
+    torch.save(net.state_dict(), path)
+
+
+def write_lines(path, lines):
+    assert all("\n" not in line for line in lines)
+    Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def _key(data):
+    h = hashlib.sha256()
+    for name in ("wiki.txt", "birth_dev.tsv", "birth_test_inputs.tsv"):
+        h.update((Path(data) / name).read_bytes() if name == "wiki.txt" else "\n".join(
+            questions(data, "dev" if "dev" in name else "test")).encode())
+    return h.hexdigest()
+
+
+def agreeing_files(data):
+    """A folder with the agreeing pair's params (under every params name) and their predictions (every
+    prediction file) for the questions of data; built once per process and data."""
+    key = ("agreeing", _key(data))
+    if key not in _made:
+        stoi = vocab(data)
+        folder = Path(tempfile.mkdtemp(prefix="course-params-"))
+        nets = dict(zip(("vanilla", "perceiver"), agreeing_pair(stoi)))
+        for variant, names in PARAMS.items():
+            for name in names:
+                save(nets[variant], folder / name)
+        answers = {}
+        for split in ("dev", "test"):
+            qs = questions(data, split)
+            answers[split] = [a.strip() for a in own_predictions(nets["vanilla"], qs, stoi, data)]
+            assert [a.strip() for a in own_predictions(nets["perceiver"], qs, stoi, data)] == answers[split]
+            assert all(answers[split]) and len(set(answers[split])) > 1, answers[split]
+            for prefix in PREDICTIONS:
+                write_lines(folder / f"{prefix}.{split}.predictions", answers[split])
+        _made[key] = folder, answers
+    return _made[key]
+
+
+def fit_data(data, held_out=True):
+    """Rewrite data's dev answers (and the held-out birth_test.tsv) as the agreeing pair's own answers."""
+    _, answers = agreeing_files(data)
+    data = Path(data)
+    dev = questions(data, "dev")
+    write_lines(data / "birth_dev.tsv", [f"{q}\t{a}" for q, a in zip(dev, answers["dev"])])
+    if held_out:
+        test = questions(data, "test")
+        write_lines(data / "birth_test.tsv", [f"{q}\t{a}" for q, a in zip(test, answers["test"])])
+    return data
+
+
+def copy_params(data, folder):
+    """Put the agreeing pair's params files into folder (beside predictions written there)."""
+    source, _ = agreeing_files(data)
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    for names in PARAMS.values():
+        for name in names:
+            shutil.copy(source / name, Path(folder) / name)
+    return folder
+
+
+def fit_bundle(source, keep=60):
+    """In an unpacked Gradescope bundle (source/): the data cut to its first `keep` dev and test questions (the
+    suite's time; a benchmark measures the full files), the dev and held-out answers made the agreeing pair's.
+    Returns the files a student uploads for every prediction point: {name: bytes}."""
+    source = Path(source)
+    data = source / "starter" / "src" / "data"
+    for path in (data / "birth_dev.tsv", data / "birth_test_inputs.tsv", source / "answers" / "birth_test.tsv"):
+        write_lines(path, path.read_text(encoding="utf-8").splitlines()[:keep])
+    fit_data(data, held_out=False)
+    _, answers = agreeing_files(data)
+    test = questions(data, "test")
+    write_lines(source / "answers" / "birth_test.tsv", [f"{q}\t{a}" for q, a in zip(test, answers["test"])])
+    folder, _ = agreeing_files(data)
+    return {p.name: p.read_bytes() for p in folder.iterdir()}
