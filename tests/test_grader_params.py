@@ -299,3 +299,31 @@ def test_projection_names_are_read_as_students_write_them():
              "q_proj": "q", "k_proj": "k", "value_proj": "v", "out_proj": "o", "c_proj": "o", "fc_out": "o",
              "attn.query_layer": "q", "mlp": None, "cross": None}
     assert {n: gp._attention_role(n) for n in names} == names
+
+
+def test_every_accepted_perceiver_reading_is_one_the_judge_can_load(tmp_path):
+    """Each correct perceiver of tests/test_grader.py's OTHER_BLOCKS, at the course's size: the judge maps its
+    params onto the course's model (grader_predictions.fit) and one of its readings gives the student model's
+    own logits, so the prediction check can follow whatever reading the student wrote."""
+    import torch
+
+    import grader_predictions as gp
+
+    reference = student_model(copy_src(tmp_path / "reference"))
+    vocab = 60
+    mconf = reference.GPTConfig(vocab, 128, n_layer=4, n_head=8, n_embd=256)
+    mconf.perceiver, mconf.bottleneck_dim = True, 32
+    torch.manual_seed(0)
+    ref_net = reference.GPT(mconf).eval()
+    idx = torch.randint(0, vocab, (2, 45), generator=torch.Generator().manual_seed(4))
+    for k, (variant, code) in enumerate(sorted(OTHER_BLOCKS.items())):
+        model = student_model(copy_src(tmp_path / f"v{k}", append={"model.py": code}))
+        torch.manual_seed(1)
+        net = model.GPT(mconf).eval()
+        state = {name: v.detach().float() for name, v in net.state_dict().items() if v.is_floating_point()}
+        with torch.no_grad():
+            want = net(idx)[0].float()
+            fitted = gp.fit(state, ref_net, "perceiver", "perceiver.finetune.params", vocab)
+            pairs = [(i, j) for i in range(len(fitted[1])) for j in range(len(fitted[2]))]
+            assert any(torch.allclose(gp.logits(gp.weights(fitted, *pair), idx), want, atol=1e-4)
+                       for pair in pairs), variant
