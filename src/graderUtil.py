@@ -70,16 +70,17 @@ WORKER_UIDS = range(59000, 60000)
 
 # Resource limits of a worker that runs student code, set in drop_privileges with the hard limit equal to the
 # soft one, so that nothing it runs can raise them again; what it starts inherits them.
-# Address space: the heaviest of the reference's tests (a course-size GPT greedy-decoding 500 questions, the
-# hidden comparisons) peaks at about WORKER_MEASURED_PEAK of virtual memory, most of it torch's own mappings;
-# the limit leaves that twice over, and stops a submission that allocates gigabytes with a MemoryError
-# (the test fails) instead of letting it take the machine's memory.
-WORKER_MEASURED_PEAK = 2 << 30
-WORKER_ADDRESS_SPACE = 6 << 30
-# Processes and threads: RLIMIT_NPROC counts every process and every thread of the worker user, in all its
-# processes together (the two workers of a run at a time, the leftovers of earlier ones).  A worker has a
-# handful of threads plus torch's thread pools (a few per core); 40 children that ignore SIGTERM, or 300
-# threads, exceed it, and the fork or the thread start fails inside the student's code.
+# Address space: grading the reference on the course's data (every test, the hidden ones with course-size
+# models, the prediction files' checks with course-size params included) peaked at 0.8 GiB of virtual memory
+# (VmPeak) in a worker with one thread, most of it torch's own mappings; each further thread reserves up to
+# 72 MiB more (a malloc arena and a stack), so 16 threads stay under 2 GiB.  4 GiB leaves twice that, and a
+# submission that allocates more gets a MemoryError (its test fails) instead of the machine's memory.
+WORKER_ADDRESS_SPACE = 4 << 30
+# Processes and threads: RLIMIT_NPROC counts every process and every thread of the worker user together (the
+# two workers of a run at a time, what earlier ones left).  Grading the reference, the user never had more than
+# 2 threads (one per worker: torch computes on one thread each on 2 cores); on a 16-core machine torch's pool
+# adds 8 per worker.  128 leaves room for a DataLoader's processes too; 40 children that ignore SIGTERM, or 300
+# threads, do not fit: the fork or the thread start fails inside the student's code.
 WORKER_PROCESSES = 128
 # Largest file a worker may write (an honest one writes its reports, at most REPORT_BYTES, and parameter files
 # of small models): a larger write fails with EFBIG (Python raises OSError) instead of filling the disk.
@@ -1423,6 +1424,8 @@ def check_message(msg, specs):
     result's status passed or failed and its seconds a finite number >= 0."""
     import math
 
+    if not isinstance(msg, dict):
+        return "a message that is not a JSON object"
     ev = msg.get("ev")
     if not isinstance(ev, str) or ev not in MESSAGE_FIELDS:
         return "a message of no known kind"
