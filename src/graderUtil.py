@@ -689,6 +689,16 @@ def _named_user(name):
     return uid, gid, label
 
 
+def _is_named_user(uid):
+    import pwd
+
+    try:
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        return False
+
+
 def claim_worker_user(user=None):
     """(uid, gid, label, claim): the user this run's workers run as, held for this run alone.  `user` (a name or
     a number), else GRADER_WORKER_USER, else the first id of WORKER_UIDS that names no user and no group, runs
@@ -844,6 +854,9 @@ class Sandbox:
     def __init__(self, submission_dir, predictions_dir, data_dir, held_out, user=None):
         self.uid, self.gid, self.user, self.claim = claim_worker_user(user)
         self.spare = set(user_pids(self.uid))  # not ours (a named user's daemons): close() leaves them alone
+        # an id that names no user is this run's own (claim_worker_user): every file it owns was made by our
+        # workers, and close() removes them; a named user's files (nobody's, say) may be older than the grading
+        self.own_id = not _is_named_user(self.uid)
         self.base = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
         os.chown(self.base, 0, self.gid)  # the workers' group may enter, other users not (grade_class grades
         os.chmod(self.base, 0o750)  # several submissions at a time, each as a user of its own)
@@ -870,10 +883,11 @@ class Sandbox:
         return {"uid": self.uid, "gid": self.gid, "tmp_dir": str(tmp), "private": self.private}
 
     def close(self):
-        """Kill everything the workers left behind, remove every file the user made (SHARED_FOLDERS and the
-        sandbox) and the folder, then let the user id go.  Safe to call twice."""
+        """Kill everything the workers left behind, remove every file and IPC object the user made (in
+        SHARED_FOLDERS and the sandbox; for an id of the run's own), and the folder, then let the user id go.
+        Safe to call twice."""
         gone = kill_user_processes(self.uid, self.gid, self.spare)
-        if not self.spare:  # a named user's files from before the grading are not ours to remove
+        if self.own_id:
             remove_user_files(self.uid, self.gid, SHARED_FOLDERS + (str(self.base),))
             remove_user_ipc(self.uid)
         shutil.rmtree(self.base, ignore_errors=True)
@@ -1276,7 +1290,8 @@ class Runner:
         for tid, verdict in judged.items():
             first = provisional[tid]
             # the verdict is the judge's; what the student's code printed comes from the student's worker
-            self.on_result(dict(verdict, output=first["output"], seconds=round(first["seconds"] + verdict["seconds"], 3)))
+            self.on_result(dict(verdict, output=first["output"],
+                                seconds=round(first["seconds"] + verdict["seconds"], 3)))
 
     def _fail(self, tid, message, seconds=0.0, judged=None):
         result = {"id": tid, "status": "failed", "message": message, "output": "", "seconds": seconds}
@@ -1769,61 +1784,65 @@ def main(argv=None):
             if path is not None and readable_by(path, sandbox.uid, sandbox.gid):
                 header.append(f"warning: {sandbox.user} can read {what} ({path}): make it readable by root only")
         sandbox.private = [str(path) for _, path in secrets_ if path is not None] + [str(data_dir)]
-    print("\n".join(header), flush=True)
-
-    results = {}
-    print_lock = threading.Lock()
-
-    def on_result(r):
-        spec = specs[r["id"]]
-        r = dict(r)
-        if spec.info and r["status"] == "passed":
-            r["status"] = "info"
-        r["score"] = points_of(spec) if r["status"] == "passed" else 0
-        with print_lock:
-            results[r["id"]] = r
-            if concealed(spec, visibility):  # Gradescope's stdout: nothing of a hidden result
-                print(f"  {r['id']:<14} graded", flush=True)
-            else:
-                print(f"  {r['id']:<14} {r['status']:<7} ({r.get('seconds', 0):.1f} s)", flush=True)
-
-    to_run = []
-    for tid in order:
-        spec = specs[tid]
-        missing = [n for n in spec.needs if (n == "solution" and not solution_dir) or (n == "answers" and not have_answers)]
-        if missing:
-            note = ""
-            pending_note = getattr(spec.fn, "pending_note", None)  # a local check of the inputs, never a verdict
-            if pending_note:
-                try:
-                    # as root, on the sandbox's copy: a link in the submission is never followed
-                    note = pending_note(sandbox.predictions_dir if sandbox else predictions_dir, data_dir)
-                except OSError:
-                    note = ""
-            results[tid] = {"id": tid, "status": "pending", "message": PENDING_MESSAGE + note, "output": "",
-                            "seconds": 0.0, "score": 0}
-        else:
-            to_run.append(tid)
-
-    groups = {}
-    for tid in to_run:
-        # one worker per group (isolation): by default a question part
-        groups.setdefault(specs[tid].group, []).append(tid)
-    # student's workers: the submission and the data without the held-out answers, no reference solution
-    # (copies in the sandbox as root); judges: the reference, the answers, and the submission's files
-    seen = sandbox or argparse.Namespace(submission_dir=submission_dir, predictions_dir=predictions_dir,
-                                         data_dir=data_dir)
-    common = {"thresholds": row, "threshold_row": row_name, "threads": max(1, usable_cpus() // jobs)}
-    base_cfg = dict(common, submission_dir=str(seen.submission_dir), predictions_dir=str(seen.predictions_dir),
-                    data_dir=str(seen.data_dir), solution_dir=None)
-    judge_cfg = dict(common, submission_dir=str(seen.submission_dir), predictions_dir=str(seen.predictions_dir),
-                     data_dir=str(data_dir), solution_dir=str(solution_dir) if solution_dir else None)
-    runner = Runner(specs, base_cfg, args.timeout_scale, on_result, judge_cfg, sandbox)
-    # the longest groups first, so that the parallel workers finish together
-    ordered_groups = sorted(groups.values(), key=lambda ids: -sum(specs[t].timeout for t in ids))
-    pool = ThreadPoolExecutor(max_workers=jobs)
+    # From here on the sandbox exists: whatever happens (an error of the grader's, Ctrl-C), the finally below
+    # kills every worker and every process of the worker user, and removes what they made.
+    runner = pool = None
     finished = gone = False
     try:
+        print("\n".join(header), flush=True)
+
+        results = {}
+        print_lock = threading.Lock()
+
+        def on_result(r):
+            spec = specs[r["id"]]
+            r = dict(r)
+            if spec.info and r["status"] == "passed":
+                r["status"] = "info"
+            r["score"] = points_of(spec) if r["status"] == "passed" else 0
+            with print_lock:
+                results[r["id"]] = r
+                if concealed(spec, visibility):  # Gradescope's stdout: nothing of a hidden result
+                    print(f"  {r['id']:<14} graded", flush=True)
+                else:
+                    print(f"  {r['id']:<14} {r['status']:<7} ({r.get('seconds', 0):.1f} s)", flush=True)
+
+        to_run = []
+        for tid in order:
+            spec = specs[tid]
+            missing = [n for n in spec.needs
+                       if (n == "solution" and not solution_dir) or (n == "answers" and not have_answers)]
+            if missing:
+                note = ""
+                pending_note = getattr(spec.fn, "pending_note", None)  # a local check of the inputs, never a verdict
+                if pending_note:
+                    try:
+                        # as root, on the sandbox's copy: a link in the submission is never followed
+                        note = pending_note(sandbox.predictions_dir if sandbox else predictions_dir, data_dir)
+                    except OSError:
+                        note = ""
+                results[tid] = {"id": tid, "status": "pending", "message": PENDING_MESSAGE + note, "output": "",
+                                "seconds": 0.0, "score": 0}
+            else:
+                to_run.append(tid)
+
+        groups = {}
+        for tid in to_run:
+            # one worker per group (isolation): by default a question part
+            groups.setdefault(specs[tid].group, []).append(tid)
+        # student's workers: the submission and the data without the held-out answers, no reference solution
+        # (copies in the sandbox as root); judges: the reference, the answers, and the submission's files
+        seen = sandbox or argparse.Namespace(submission_dir=submission_dir, predictions_dir=predictions_dir,
+                                             data_dir=data_dir)
+        common = {"thresholds": row, "threshold_row": row_name, "threads": max(1, usable_cpus() // jobs)}
+        base_cfg = dict(common, submission_dir=str(seen.submission_dir), predictions_dir=str(seen.predictions_dir),
+                        data_dir=str(seen.data_dir), solution_dir=None)
+        judge_cfg = dict(common, submission_dir=str(seen.submission_dir), predictions_dir=str(seen.predictions_dir),
+                         data_dir=str(data_dir), solution_dir=str(solution_dir) if solution_dir else None)
+        runner = Runner(specs, base_cfg, args.timeout_scale, on_result, judge_cfg, sandbox)
+        # the longest groups first, so that the parallel workers finish together
+        ordered_groups = sorted(groups.values(), key=lambda ids: -sum(specs[t].timeout for t in ids))
+        pool = ThreadPoolExecutor(max_workers=jobs)
         for future in [pool.submit(runner.run_group, ids) for ids in ordered_groups]:
             try:
                 future.result()
@@ -1834,11 +1853,13 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
     finally:  # whatever happened: no worker, and nothing a worker started, outlives this
-        if not finished:
+        if runner is not None and not finished:
             runner.stopped = True
-        pool.shutdown(wait=finished, cancel_futures=not finished)
+        if pool is not None:
+            pool.shutdown(wait=finished, cancel_futures=not finished)
         kill_live_workers()
-        runner.close()
+        if runner is not None:
+            runner.close()
         gone = sandbox.close() if sandbox else True
     if not finished:
         return 130
