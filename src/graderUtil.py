@@ -1701,6 +1701,17 @@ def usable_cpus():
 
 
 def main(argv=None):
+    """grader.py's command line.  As root, the sandbox (the worker user's copies, folders and processes) is
+    cleaned up whatever happens, an error of the grader's included."""
+    opened = []  # the Sandbox, once there is one
+    try:
+        return _main(argv, opened)
+    finally:
+        for sandbox in opened:  # a second close (after main's own) finds nothing left to do
+            sandbox.close()
+
+
+def _main(argv, opened):
     args = build_parser().parse_args(argv)
     if args.worker:
         return worker_main()
@@ -1771,6 +1782,7 @@ def main(argv=None):
     if privileged():
         try:
             sandbox = Sandbox(submission_dir, predictions_dir, data_dir, held_out=HELD_OUT)
+            opened.append(sandbox)
         except (ValueError, OSError) as e:
             print(f"error: running as root, the grader runs student code as an unprivileged user: {e}",
                   file=sys.stderr)
@@ -1784,65 +1796,61 @@ def main(argv=None):
             if path is not None and readable_by(path, sandbox.uid, sandbox.gid):
                 header.append(f"warning: {sandbox.user} can read {what} ({path}): make it readable by root only")
         sandbox.private = [str(path) for _, path in secrets_ if path is not None] + [str(data_dir)]
-    # From here on the sandbox exists: whatever happens (an error of the grader's, Ctrl-C), the finally below
-    # kills every worker and every process of the worker user, and removes what they made.
-    runner = pool = None
+    print("\n".join(header), flush=True)
+
+    results = {}
+    print_lock = threading.Lock()
+
+    def on_result(r):
+        spec = specs[r["id"]]
+        r = dict(r)
+        if spec.info and r["status"] == "passed":
+            r["status"] = "info"
+        r["score"] = points_of(spec) if r["status"] == "passed" else 0
+        with print_lock:
+            results[r["id"]] = r
+            if concealed(spec, visibility):  # Gradescope's stdout: nothing of a hidden result
+                print(f"  {r['id']:<14} graded", flush=True)
+            else:
+                print(f"  {r['id']:<14} {r['status']:<7} ({r.get('seconds', 0):.1f} s)", flush=True)
+
+    to_run = []
+    for tid in order:
+        spec = specs[tid]
+        missing = [n for n in spec.needs if (n == "solution" and not solution_dir) or (n == "answers" and not have_answers)]
+        if missing:
+            note = ""
+            pending_note = getattr(spec.fn, "pending_note", None)  # a local check of the inputs, never a verdict
+            if pending_note:
+                try:
+                    # as root, on the sandbox's copy: a link in the submission is never followed
+                    note = pending_note(sandbox.predictions_dir if sandbox else predictions_dir, data_dir)
+                except OSError:
+                    note = ""
+            results[tid] = {"id": tid, "status": "pending", "message": PENDING_MESSAGE + note, "output": "",
+                            "seconds": 0.0, "score": 0}
+        else:
+            to_run.append(tid)
+
+    groups = {}
+    for tid in to_run:
+        # one worker per group (isolation): by default a question part
+        groups.setdefault(specs[tid].group, []).append(tid)
+    # student's workers: the submission and the data without the held-out answers, no reference solution
+    # (copies in the sandbox as root); judges: the reference, the answers, and the submission's files
+    seen = sandbox or argparse.Namespace(submission_dir=submission_dir, predictions_dir=predictions_dir,
+                                         data_dir=data_dir)
+    common = {"thresholds": row, "threshold_row": row_name, "threads": max(1, usable_cpus() // jobs)}
+    base_cfg = dict(common, submission_dir=str(seen.submission_dir), predictions_dir=str(seen.predictions_dir),
+                    data_dir=str(seen.data_dir), solution_dir=None)
+    judge_cfg = dict(common, submission_dir=str(seen.submission_dir), predictions_dir=str(seen.predictions_dir),
+                     data_dir=str(data_dir), solution_dir=str(solution_dir) if solution_dir else None)
+    runner = Runner(specs, base_cfg, args.timeout_scale, on_result, judge_cfg, sandbox)
+    # the longest groups first, so that the parallel workers finish together
+    ordered_groups = sorted(groups.values(), key=lambda ids: -sum(specs[t].timeout for t in ids))
+    pool = ThreadPoolExecutor(max_workers=jobs)
     finished = gone = False
     try:
-        print("\n".join(header), flush=True)
-
-        results = {}
-        print_lock = threading.Lock()
-
-        def on_result(r):
-            spec = specs[r["id"]]
-            r = dict(r)
-            if spec.info and r["status"] == "passed":
-                r["status"] = "info"
-            r["score"] = points_of(spec) if r["status"] == "passed" else 0
-            with print_lock:
-                results[r["id"]] = r
-                if concealed(spec, visibility):  # Gradescope's stdout: nothing of a hidden result
-                    print(f"  {r['id']:<14} graded", flush=True)
-                else:
-                    print(f"  {r['id']:<14} {r['status']:<7} ({r.get('seconds', 0):.1f} s)", flush=True)
-
-        to_run = []
-        for tid in order:
-            spec = specs[tid]
-            missing = [n for n in spec.needs
-                       if (n == "solution" and not solution_dir) or (n == "answers" and not have_answers)]
-            if missing:
-                note = ""
-                pending_note = getattr(spec.fn, "pending_note", None)  # a local check of the inputs, never a verdict
-                if pending_note:
-                    try:
-                        # as root, on the sandbox's copy: a link in the submission is never followed
-                        note = pending_note(sandbox.predictions_dir if sandbox else predictions_dir, data_dir)
-                    except OSError:
-                        note = ""
-                results[tid] = {"id": tid, "status": "pending", "message": PENDING_MESSAGE + note, "output": "",
-                                "seconds": 0.0, "score": 0}
-            else:
-                to_run.append(tid)
-
-        groups = {}
-        for tid in to_run:
-            # one worker per group (isolation): by default a question part
-            groups.setdefault(specs[tid].group, []).append(tid)
-        # student's workers: the submission and the data without the held-out answers, no reference solution
-        # (copies in the sandbox as root); judges: the reference, the answers, and the submission's files
-        seen = sandbox or argparse.Namespace(submission_dir=submission_dir, predictions_dir=predictions_dir,
-                                             data_dir=data_dir)
-        common = {"thresholds": row, "threshold_row": row_name, "threads": max(1, usable_cpus() // jobs)}
-        base_cfg = dict(common, submission_dir=str(seen.submission_dir), predictions_dir=str(seen.predictions_dir),
-                        data_dir=str(seen.data_dir), solution_dir=None)
-        judge_cfg = dict(common, submission_dir=str(seen.submission_dir), predictions_dir=str(seen.predictions_dir),
-                         data_dir=str(data_dir), solution_dir=str(solution_dir) if solution_dir else None)
-        runner = Runner(specs, base_cfg, args.timeout_scale, on_result, judge_cfg, sandbox)
-        # the longest groups first, so that the parallel workers finish together
-        ordered_groups = sorted(groups.values(), key=lambda ids: -sum(specs[t].timeout for t in ids))
-        pool = ThreadPoolExecutor(max_workers=jobs)
         for future in [pool.submit(runner.run_group, ids) for ids in ordered_groups]:
             try:
                 future.result()
@@ -1853,13 +1861,11 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
     finally:  # whatever happened: no worker, and nothing a worker started, outlives this
-        if runner is not None and not finished:
+        if not finished:
             runner.stopped = True
-        if pool is not None:
-            pool.shutdown(wait=finished, cancel_futures=not finished)
+        pool.shutdown(wait=finished, cancel_futures=not finished)
         kill_live_workers()
-        if runner is not None:
-            runner.close()
+        runner.close()
         gone = sandbox.close() if sandbox else True
     if not finished:
         return 130
