@@ -340,7 +340,44 @@ def test_memory_processes_threads_output_and_files_are_bounded_and_removed(tmp_p
     assert leftovers(worker_uid) == []
 
 
-# -- 4. the parent side, fed garbage -----------------------------------------------------------------------
+# -- 4. an error of the grader's own -----------------------------------------------------------------------
+
+LEFTOVER = '''
+def _leave(send):
+    if _os.fork() == 0:
+        _os.setsid()
+        _time.sleep(600)
+        _os._exit(0)
+
+
+_ATTACKS = {"1c-0-basic": _leave}
+'''
+
+
+@root_only
+def test_an_error_in_the_grader_itself_still_kills_and_removes_what_the_workers_left(tmp_path, data, worker_uid,
+                                                                                     monkeypatch, capsys):
+    """A bug of the parent's (here: checking a result raises) ends that group's tests with "no result", the
+    grader reaches its summary, and the finally blocks kill the process the student's code left and remove
+    the sandbox."""
+    import grader
+
+    src = copy_src(tmp_path / "copy", append={"helper.py": planted(LEFTOVER)})
+    checked = graderUtil.check_message
+
+    def buggy(msg, specs):
+        if msg.get("ev") == "result":
+            raise RuntimeError("a bug of the grader's")
+        return checked(msg, specs)
+
+    monkeypatch.setattr(graderUtil, "check_message", buggy)
+    assert grader.main(["1c-0-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data)]) == 0
+    out, err = capsys.readouterr()
+    assert "a bug of the grader" in err and "no result" in out, (out[-2000:], err[-2000:])
+    assert leftovers(worker_uid) == []
+
+
+# -- 5. the parent side, fed garbage -----------------------------------------------------------------------
 
 
 class ScriptedWorker:
