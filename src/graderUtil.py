@@ -71,16 +71,19 @@ WORKER_UIDS = range(59000, 60000)
 # Resource limits of a worker that runs student code, set in drop_privileges with the hard limit equal to the
 # soft one, so that nothing it runs can raise them again; what it starts inherits them.
 # Address space: grading the reference on the course's data (every test, the hidden ones with course-size
-# models, the prediction files' checks with course-size params included) peaked at 0.8 GiB of virtual memory
-# (VmPeak) in a worker with one thread, most of it torch's own mappings; each further thread reserves up to
-# 72 MiB more (a malloc arena and a stack), so 16 threads stay under 2 GiB.  4 GiB leaves twice that, and a
-# submission that allocates more gets a MemoryError (its test fails) instead of the machine's memory.
+# models, the prediction files' checks with course-size params included) peaked at 0.81 GiB of virtual memory
+# (VmPeak) in a worker computing on one thread and 0.93 GiB on two, most of it torch's own mappings: each
+# thread adds its stack and a malloc arena.  The limit is WORKER_ADDRESS_SPACE plus THREAD_ADDRESS_SPACE per
+# thread the worker computes on (4.25 GiB for one): about five times the measured peak, and a submission that
+# allocates more gets a MemoryError (its test fails) instead of the machine's memory.
 WORKER_ADDRESS_SPACE = 4 << 30
+THREAD_ADDRESS_SPACE = 256 << 20
 # Processes and threads: RLIMIT_NPROC counts every process and every thread of the worker user together (the
-# two workers of a run at a time, what earlier ones left).  Grading the reference, the user never had more than
-# 2 threads (one per worker: torch computes on one thread each on 2 cores); on a 16-core machine torch's pool
-# adds 8 per worker.  128 leaves room for a DataLoader's processes too; 40 children that ignore SIGTERM, or 300
-# threads, do not fit: the fork or the thread start fails inside the student's code.
+# workers of a run at a time, what earlier ones left).  Grading the reference, one worker computing on two
+# threads had 5 threads (a worker has torch's pool plus a few of Python's), and the user never more than 5:
+# about cores + 6 for two workers on any machine.  128 leaves room for that up to 120 cores and a DataLoader's
+# processes besides; 300 threads, or a fork bomb, do not fit: the fork or the thread start fails inside the
+# student's code.
 WORKER_PROCESSES = 128
 # Largest file a worker may write (an honest one writes its reports, at most REPORT_BYTES, and parameter files
 # of small models): a larger write fails with EFBIG (Python raises OSError) instead of filling the disk.
@@ -943,10 +946,11 @@ def remove_user_ipc(uid):
     """Remove the System V shared memory segments, semaphore sets and message queues that uid owns: they live on
     after their process, outside any folder."""
     import ctypes
-    import ctypes.util
 
+    if not os.path.isdir("/proc/sysvipc"):
+        return
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc = ctypes.CDLL(None, use_errno=True)  # this process's own C library (find_library would run ldconfig)
     except OSError:
         return
     ipc_rmid = 0
@@ -1244,8 +1248,8 @@ class Runner:
         """The resource limits of a student's worker that runs the tests `ids` (see WORKER_ADDRESS_SPACE)."""
         threads = max(1, int(self.base_cfg.get("threads", 1)))
         cpu = STARTUP_CPU + threads * sum(self.limit(t) for t in ids)
-        return {"memory": WORKER_ADDRESS_SPACE, "processes": WORKER_PROCESSES, "file": WORKER_FILE_BYTES,
-                "cpu": int(cpu) + 1}
+        return {"memory": WORKER_ADDRESS_SPACE + threads * THREAD_ADDRESS_SPACE, "processes": WORKER_PROCESSES,
+                "file": WORKER_FILE_BYTES, "cpu": int(cpu) + 1}
 
     def run_group(self, ids):
         provisional = {}  # tests with a judge that passed in the student's worker
