@@ -358,3 +358,29 @@ def test_two_graders_at_once_as_root_each_kill_only_what_they_started(tmp_path, 
         assert [(t["number"], t["score"]) for t in results["tests"]] == [(t, POINTS[t]) for t in tests], out
     # the slow grader really overlapped the quick one: its first test took the sleep
     assert "(6." in outs[0] or "(7." in outs[0] or "(8." in outs[0], outs[0]
+
+
+def test_the_bundle_closes_all_of_gradescopes_folder_but_the_upload(tmp_path):
+    """autograder_run.close_to_others: the owner keeps its bits (run_autograder stays executable), nobody else
+    keeps any, the upload keeps its modes, and the folder itself can be entered but not listed."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import autograder_run
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    for folder in ("source", "results", "submission"):
+        (tmp_path / folder).mkdir(mode=0o755)
+    for name, mode in (("submission_metadata.json", 0o644), ("run_autograder", 0o755),
+                       ("submission/model.py", 0o644)):
+        (tmp_path / name).write_text("x")
+        os.chmod(tmp_path / name, mode)
+    autograder_run.close_to_others(tmp_path, keep=("submission",))
+
+    def mode(name):
+        return os.stat(tmp_path / name).st_mode & 0o777
+
+    assert (mode("source"), mode("results"), mode("submission_metadata.json"), mode("run_autograder")) == (
+        0o700, 0o700, 0o600, 0o700)
+    assert (mode("submission"), mode("submission/model.py"), mode(".")) == (0o755, 0o644, 0o711)

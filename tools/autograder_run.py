@@ -33,12 +33,15 @@ def write_failure(results, message):
 def close_to_others(root, keep):
     """Make everything directly in root but `keep` root's alone: source/ (the answers, the reference),
     results/, Gradescope's submission_metadata.json (earlier submissions' results, hidden ones included) and
-    whatever else Gradescope puts there.  root itself stays enterable, so that `keep` (the student's own upload)
-    keeps its modes; links are left alone (chmod would change what they point to)."""
+    whatever else Gradescope puts there (its run_autograder: the owner's bits, execute included, are kept).
+    root itself stays enterable, so that `keep` (the student's own upload) keeps its modes; links are left
+    alone (chmod would change what they point to)."""
+    import stat
+
     for entry in os.scandir(root):
         if entry.name in keep or entry.is_symlink():
             continue
-        os.chmod(entry.path, 0o700 if entry.is_dir(follow_symlinks=False) else 0o600)
+        os.chmod(entry.path, stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode) & 0o700)
     os.chmod(root, 0o711)  # enterable, not listable
 
 
