@@ -621,6 +621,10 @@ def worker_main():
 # held-out files; each worker that runs student code gets a private temp folder there and drops to the
 # unprivileged user before the student's first line runs.  The answers, the reference and the results stay
 # where they are, readable only by root (the Gradescope bundle makes them so; the header warns otherwise).
+# Nothing the worker user can write is read by a process while it is root: a worker's Python starts without
+# user site-packages and PYTHON* variables, in an environment of the parent's making (Worker), and its folder
+# becomes the user's only after the drop (drop_privileges).  When the grading ends, every process of the user
+# is killed and every file and IPC object it owns is removed (Sandbox.close).
 
 
 class UidClaim:
