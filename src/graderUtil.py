@@ -54,10 +54,46 @@ MESSAGE_CHARS = 1500  # longest failure message kept
 OUTPUT_CHARS = 1000  # head and tail of a test's captured output kept
 EXIT_GRACE = 0.5  # seconds to read what a worker wrote before it exited (its pipes may stay open elsewhere)
 REPORT_BYTES = 16 << 20  # largest report a student's worker may hand to a judge
+# What a report may unpack to.  torch.save writes a zip archive whose members are stored, not compressed, so a
+# report's members fill at most its own REPORT_BYTES; a member that claims more, or is compressed (1 MB of
+# DEFLATE can inflate to gigabytes inside the judge's torch.load), is refused before anything loads it.
+REPORT_UNPACKED_BYTES = 64 << 20
+REPORT_MEMBERS = 4096  # a report of a few dozen tensors has a few dozen members
+# The protocol between a worker and the parent: no honest line is longer (a result's message and output are
+# cut to MESSAGE_CHARS and 2 * OUTPUT_CHARS characters, JSON-escaped twice), and no honest worker sends more
+# messages than ready and done, plus start, result and an import/imported pair per student module for a test.
+MESSAGE_LINE_BYTES = 256 << 10
+MESSAGES_PER_WORKER = 8
+MESSAGES_PER_TEST = 40
 # As root, student code runs as a user id of this run's own: the first of these that is free (claim_worker_user;
 # GRADER_WORKER_USER, a name or a number, wins).  Below the uids that systemd hands out on its own
 # (61184..65519) and above the usual human accounts; an id that names a user or a group is skipped.
 WORKER_UIDS = range(59000, 60000)
+
+# Resource limits of a worker that runs student code, set in drop_privileges with the hard limit equal to the
+# soft one, so that nothing it runs can raise them again; what it starts inherits them.
+# Address space: grading the reference on the course's data (every test, the hidden ones with course-size
+# models, the prediction files' checks with course-size params included) peaked at 0.81 GiB of virtual memory
+# (VmPeak) in a worker computing on one thread and 0.93 GiB on two, most of it torch's own mappings: each
+# thread adds its stack and a malloc arena.  The limit is WORKER_ADDRESS_SPACE plus THREAD_ADDRESS_SPACE per
+# thread the worker computes on (4.25 GiB for one): about five times the measured peak, and a submission that
+# allocates more gets a MemoryError (its test fails) instead of the machine's memory.
+WORKER_ADDRESS_SPACE = 4 << 30
+THREAD_ADDRESS_SPACE = 256 << 20
+# Processes and threads: RLIMIT_NPROC counts every process and every thread of the worker user together (the
+# workers of a run at a time, what earlier ones left).  Grading the reference, one worker computing on two
+# threads had 5 threads (a worker has torch's pool plus a few of Python's), and the user never more than 5:
+# about cores + 6 for two workers on any machine.  128 leaves room for that up to 120 cores and a DataLoader's
+# processes besides; 300 threads, or a fork bomb, do not fit: the fork or the thread start fails inside the
+# student's code.
+WORKER_PROCESSES = 128
+# Largest file a worker may write (an honest one writes its reports, at most REPORT_BYTES, and parameter files
+# of small models): a larger write fails with EFBIG (Python raises OSError) instead of filling the disk.
+WORKER_FILE_BYTES = 64 << 20
+# CPU seconds of a worker process: its tests' time limits times its threads, plus STARTUP_CPU for importing
+# torch.  The time limits already stop the worker; this bounds the processes it leaves behind (each has the
+# same budget of its own), which would otherwise compete with the grading for the CPU until its end.
+STARTUP_CPU = 60
 
 # What grader.py tells the harness (configure): the student modules each student module imports (importing
 # them first, one by one, tells which file is broken or hangs), the held-out files whose presence makes the
@@ -332,7 +368,15 @@ class Context:
         import torch
 
         try:
-            return torch.load(path, map_location="cpu", weights_only=True)
+            with open(path, "rb") as f:
+                data = f.read(REPORT_BYTES + 1)
+        except OSError:
+            raise Fail("what the test reported could not be read") from None
+        problem = report_problem(data) if len(data) <= REPORT_BYTES else "what the test reported is too large"
+        if problem:  # checked before torch.load (the parent checked it too: here for a judge of its own)
+            raise Fail(problem)
+        try:
+            return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
         except Exception as e:  # noqa: BLE001 - whatever the student's worker wrote
             raise Fail(f"what the test reported could not be read ({type(e).__name__})") from None
 
@@ -435,10 +479,22 @@ def reachable_imports(uid, gid, private=()):
     return sorted(opened.values())
 
 
+def set_limit(which, value):
+    """Set resource limit `which` (a resource.RLIMIT_*) to value, soft and hard, or to the hard limit already in
+    place if that is lower: a process may lower its hard limits, never raise them."""
+    import resource
+
+    soft, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(which, (value, value))
+
+
 def drop_privileges(cfg, keep_fd):
     """In a worker, before any student code: become cfg's unprivileged user for good (real, effective and saved
     ids, no supplementary groups), with only stdin, stdout, stderr, the protocol descriptor and those of
-    reachable_imports open, in the private folder the parent made for this worker."""
+    reachable_imports open, under the resource limits of cfg["limits"], in the private folder the parent made
+    for this worker, which becomes the user's only here, and which HOME and TMPDIR name only from here on."""
     import importlib
 
     for name in GRADING_FILES:  # the grader's own modules (grader_written.py, ...): from here on, the
@@ -455,13 +511,30 @@ def drop_privileges(cfg, keep_fd):
         low = fd + 1
     os.closerange(low, 1 << 16)
     tmp = cfg["tmp_dir"]
-    os.chdir(tmp)
-    tempfile.tempdir = tmp
+    # The parent made the folder root's alone (Sandbox.private_dir): until this line no process of the worker
+    # user could put anything in it, so nothing it holds was read while this process was root (a .pth file in
+    # HOME's site-packages, say, which a Python started with user site on runs at start-up).  It is handed over
+    # after every privileged step: the next lines only change ids and limits, and read nothing.
+    folder = os.open(tmp, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+    os.fchown(folder, cfg["uid"], cfg["gid"])
     os.setgroups([])
     os.setgid(cfg["gid"])
     os.setuid(cfg["uid"])
     if os.getuid() == 0 or os.geteuid() == 0 or os.getegid() == 0:
         raise SystemExit("the worker could not drop its privileges")
+    import resource
+
+    limits = cfg.get("limits") or {}
+    # after setuid: RLIMIT_NPROC counts the processes of the real user id, which is now the worker user's
+    for which, key in ((resource.RLIMIT_AS, "memory"), (resource.RLIMIT_NPROC, "processes"),
+                       (resource.RLIMIT_FSIZE, "file"), (resource.RLIMIT_CPU, "cpu")):
+        if limits.get(key):
+            set_limit(which, int(limits[key]))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past RLIMIT_FSIZE fails (OSError), not kills
+    os.fchdir(folder)
+    os.close(folder)
+    os.environ.update(HOME=tmp, TMPDIR=tmp)
+    tempfile.tempdir = tmp
 
 
 def worker_main():
@@ -551,6 +624,10 @@ def worker_main():
 # held-out files; each worker that runs student code gets a private temp folder there and drops to the
 # unprivileged user before the student's first line runs.  The answers, the reference and the results stay
 # where they are, readable only by root (the Gradescope bundle makes them so; the header warns otherwise).
+# Nothing the worker user can write is read by a process while it is root: a worker's Python starts without
+# user site-packages and PYTHON* variables, in an environment of the parent's making (Worker), and its folder
+# becomes the user's only after the drop (drop_privileges).  When the grading ends, every process of the user
+# is killed and every file and IPC object it owns is removed (Sandbox.close).
 
 
 class UidClaim:
@@ -620,6 +697,16 @@ def _named_user(name):
     if uid == 0 or gid == 0:
         raise ValueError(f"the worker user {name} is root")
     return uid, gid, label
+
+
+def _is_named_user(uid):
+    import pwd
+
+    try:
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        return False
 
 
 def claim_worker_user(user=None):
@@ -777,6 +864,9 @@ class Sandbox:
     def __init__(self, submission_dir, predictions_dir, data_dir, held_out, user=None):
         self.uid, self.gid, self.user, self.claim = claim_worker_user(user)
         self.spare = set(user_pids(self.uid))  # not ours (a named user's daemons): close() leaves them alone
+        # an id that names no user is this run's own (claim_worker_user): every file it owns was made by our
+        # workers, and close() removes them; a named user's files (nobody's, say) may be older than the grading
+        self.own_id = not _is_named_user(self.uid)
         self.base = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
         os.chown(self.base, 0, self.gid)  # the workers' group may enter, other users not (grade_class grades
         os.chmod(self.base, 0o750)  # several submissions at a time, each as a user of its own)
@@ -789,57 +879,177 @@ class Sandbox:
         self.lock = threading.Lock()
 
     def private_dir(self):
-        """A new folder only the worker user can use (its HOME, TMPDIR and working folder)."""
+        """A new folder for one worker (its HOME, TMPDIR and working folder), root's alone until the worker,
+        done with everything it does as root, hands it to the worker user (drop_privileges): a process of that
+        user left by an earlier worker cannot plant anything in it that the next worker would read as root."""
         with self.lock:
             self.count += 1
             path = self.base / f"worker-{self.count}"
         path.mkdir(mode=0o700)
-        os.chown(path, self.uid, self.gid)
+        os.chmod(path, 0o700)  # whatever the umask
         return path
 
     def worker_settings(self, tmp):
         return {"uid": self.uid, "gid": self.gid, "tmp_dir": str(tmp), "private": self.private}
 
     def close(self):
-        """Kill everything the workers left behind, remove the folder, then let the user id go."""
+        """Kill everything the workers left behind, remove every file and IPC object the user made (in
+        SHARED_FOLDERS and the sandbox; for an id of the run's own), and the folder, then let the user id go.
+        Safe to call twice."""
         gone = kill_user_processes(self.uid, self.gid, self.spare)
+        if self.own_id:
+            remove_user_files(self.uid, self.gid, SHARED_FOLDERS + (str(self.base),))
+            remove_user_ipc(self.uid)
         shutil.rmtree(self.base, ignore_errors=True)
         if gone:  # else its processes live on: no later grader may take the id (the claim ends with us)
             self.claim.release()
         return gone
 
 
+# The folders where any user may create files (sticky, world-writable): a worker's files there are removed when
+# the grading ends, with whatever the worker user made anywhere below them.
+SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run/lock", "/var/lock")
+
+
+def remove_user_files(uid, gid, folders, depth=64):
+    """Remove every file and folder owned by uid under `folders`, never following a link.  Only folders uid may
+    search are walked (it cannot have made anything elsewhere: a user cannot give a file away, and cannot link
+    one where it cannot write); a folder it owns goes whole.  Run once the user's processes are gone, so that
+    nothing moves meanwhile.  Returns the paths removed."""
+    removed = []
+
+    def walk(path, level):
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if st.st_uid == uid:
+                try:
+                    if stat.S_ISDIR(st.st_mode):
+                        shutil.rmtree(entry.path)  # fd-based where the platform allows: never follows a link
+                    else:
+                        os.unlink(entry.path)
+                    removed.append(entry.path)
+                except OSError:
+                    pass
+            elif stat.S_ISDIR(st.st_mode) and level < depth and permitted(st, uid, gid, 1):
+                walk(entry.path, level + 1)
+
+    seen = set()
+    for folder in folders:
+        real = os.path.realpath(folder)  # /var/lock is often a link to /run/lock
+        if real not in seen and os.path.isdir(real):
+            seen.add(real)
+            walk(real, 0)
+    return removed
+
+
+def remove_user_ipc(uid):
+    """Remove the System V shared memory segments, semaphore sets and message queues that uid owns: they live on
+    after their process, outside any folder."""
+    import ctypes
+
+    if not os.path.isdir("/proc/sysvipc"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)  # this process's own C library (find_library would run ldconfig)
+    except OSError:
+        return
+    ipc_rmid = 0
+    for kind, remove in (("shm", lambda i: libc.shmctl(i, ipc_rmid, None)),
+                         ("sem", lambda i: libc.semctl(i, 0, ipc_rmid)),
+                         ("msg", lambda i: libc.msgctl(i, ipc_rmid, None))):
+        try:
+            with open(f"/proc/sysvipc/{kind}", encoding="ascii") as f:
+                header = f.readline().split()
+                rows = [dict(zip(header, line.split())) for line in f]
+        except OSError:
+            continue
+        for row in rows:
+            try:
+                if int(row.get("uid", -1)) == uid or int(row.get("cuid", -1)) == uid:
+                    remove(int(row["shmid" if kind == "shm" else "semid" if kind == "sem" else "msqid"]))
+            except (KeyError, ValueError):
+                continue
+
+
+def report_problem(data):
+    """Why the bytes of a report cannot be loaded safely, or None: it must be the zip archive torch.save writes,
+    with at most REPORT_MEMBERS members, each stored as is (torch.save compresses nothing), at most
+    REPORT_UNPACKED_BYTES together.  Read with zipfile, which unpacks nothing here."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = archive.infolist()
+    except Exception:  # noqa: BLE001 - zipfile raises many kinds on a damaged archive
+        return "what the test reported is not a file that torch.save writes"
+    if len(members) > REPORT_MEMBERS:
+        return f"what the test reported has {len(members)} parts, more than the {REPORT_MEMBERS} a report may have"
+    unpacked = sum(m.file_size for m in members)
+    if unpacked > REPORT_UNPACKED_BYTES:
+        return (f"what the test reported unpacks to {unpacked / 2**20:.0f} MiB, more than the "
+                f"{REPORT_UNPACKED_BYTES >> 20} MiB a report may hold")
+    if any(m.compress_type != zipfile.ZIP_STORED or m.compress_size != m.file_size for m in members):
+        return "what the test reported is compressed, and torch.save never compresses: it is not loaded"
+    return None
+
+
 def take_report(src_dir, tid, dst_dir, uid=None):
-    """Copy the report file of test tid from a student's worker folder into dst_dir, only if it is a regular
-    file of at most REPORT_BYTES (owned by uid, when given): never following a link, never blocking on a
-    FIFO.  True if copied."""
+    """Copy the report of test tid from a student's worker folder into dst_dir, only if it is a regular file of
+    at most REPORT_BYTES (owned by uid, when given) that report_problem accepts: never following a link, never
+    blocking on a FIFO.  None if copied or if there is none; else why it was refused (the test fails)."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(Path(src_dir) / f"{tid}.report", flags)
+    except FileNotFoundError:
+        return None
     except OSError:
-        return False
+        return "what the test reported is not a regular file"
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > REPORT_BYTES or (uid is not None and st.st_uid != uid):
-            return False
+        if not stat.S_ISREG(st.st_mode) or (uid is not None and st.st_uid != uid):
+            return "what the test reported is not a regular file of the test's own"
         data = b""
         while len(data) <= REPORT_BYTES:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 break
             data += chunk
-        if len(data) > REPORT_BYTES:
-            return False
+    except OSError:
+        return "what the test reported could not be read"
     finally:
         os.close(fd)
-    (Path(dst_dir) / f"{tid}.report").write_bytes(data)
-    return True
+    if len(data) > REPORT_BYTES:
+        return f"what the test reported is larger than the {REPORT_BYTES >> 20} MiB a report may be"
+    problem = report_problem(data)
+    if problem is None:
+        (Path(dst_dir) / f"{tid}.report").write_bytes(data)
+    return problem
+
+
+def worker_environment(threads):
+    """The whole environment of a worker started as root: nothing of the parent's.  No HOME
+    and no TMPDIR (drop_privileges sets them once the worker is unprivileged: before, a folder the worker user
+    can write must not be where root's Python looks), a PATH of system folders only, UTF-8, and the thread
+    counts the parent chose."""
+    env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8",
+           "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1"}
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        env[name] = str(max(1, int(threads)))
+    return env
 
 
 # ----------------------------------------------------------------------------------------------------------
 # Parent side: schedule the tests on worker processes, enforce the time limits, add up the points.
 
 _EOF = object()
+_FLOOD = object()  # the worker sent more messages than its tests need
 
 
 class Worker:
@@ -858,16 +1068,23 @@ class Worker:
             kwargs["start_new_session"] = True
         else:
             kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
-        env = dict(env or os.environ, PYTHONIOENCODING="utf-8", PYTHONUNBUFFERED="1")
-        if cfg.get("tmp_dir"):
-            env.update(HOME=cfg["tmp_dir"], TMPDIR=cfg["tmp_dir"], PYTHONDONTWRITEBYTECODE="1")
-        self.proc = subprocess.Popen([sys.executable, str(GRADER_SCRIPT), "--worker"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        if privileged():
+            # The worker starts as root.  -s: no user site-packages, whose .pth files Python would run at
+            # start-up; -E: no PYTHON* variable (PYTHONPATH, PYTHONSTARTUP, ...); and an environment of the
+            # parent's making (worker_environment).  Not -I, which would also leave the script's folder off
+            # sys.path, where grader.py finds graderUtil; that folder is the root-only grading copy.
+            argv = [sys.executable, "-s", "-E", "-B", "-u", "-X", "utf8", str(GRADER_SCRIPT), "--worker"]
+            env = worker_environment(cfg.get("threads", 1))
+        else:  # off root (a student's machine) the worker runs with the student's own rights and environment
+            argv = [sys.executable, str(GRADER_SCRIPT), "--worker"]
+            env = dict(env or os.environ, PYTHONIOENCODING="utf-8", PYTHONUNBUFFERED="1")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      cwd=str(SRC), env=env, **kwargs)
         out_fd, err_fd = os.dup(self.proc.stdout.fileno()), os.dup(self.proc.stderr.fileno())
         self.proc.stdout.close()
         self.proc.stderr.close()
         self.messages = queue.Queue()
+        self.budget = MESSAGES_PER_WORKER + MESSAGES_PER_TEST * len(cfg.get("tests", []))
         self.err_tail = b""
         self.killed = False
         self.exited_at = None
@@ -896,28 +1113,44 @@ class Worker:
             os.close(fd)
 
     def _read_out(self, fd):
-        buf = b""
-        for chunk in self._chunks(fd):
-            buf += chunk
-            *lines, buf = buf.split(b"\n")
-            for line in lines:
-                msg = self._verify(line)
-                if msg is not None:
-                    self.messages.put(msg)
-            if len(buf) > 1 << 20:
-                buf = b""  # no message is that long
-        self.messages.put(_EOF)
+        """Queue the signed messages, at most self.budget of them (then _FLOOD, and the rest is read and
+        dropped); _EOF when the pipe closes.  Nothing the worker writes stops this thread."""
+        buf, queued = b"", 0
+        try:
+            for chunk in self._chunks(fd):
+                if queued > self.budget:
+                    continue
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    msg = self._verify(line)
+                    if msg is None:
+                        continue
+                    queued += 1
+                    self.messages.put(msg if queued <= self.budget else _FLOOD)
+                    if queued > self.budget:
+                        break
+                if len(buf) > MESSAGE_LINE_BYTES:
+                    buf = b""  # no message is that long
+        finally:
+            self.messages.put(_EOF)
 
     def _verify(self, line):
-        """The message of a line the worker signed; None for anything else (e.g. a line student code wrote)."""
+        """The message (a dict) of a line the worker signed; None for anything else (e.g. a line student code
+        wrote).  The signature says only that the line came from the worker's process, not that it is honest:
+        _drive checks every field."""
+        if len(line) > MESSAGE_LINE_BYTES:
+            return None
         try:
             outer = json.loads(line)
             text, mac = outer["m"], outer["h"]
+            if not isinstance(text, str) or not isinstance(mac, str):
+                return None
             want = hmac.new(self.key, text.encode("utf-8"), hashlib.sha256).hexdigest()
-            if isinstance(mac, str) and hmac.compare_digest(mac, want):
+            if hmac.compare_digest(mac, want):
                 msg = json.loads(text)
                 return msg if isinstance(msg, dict) else None
-        except (ValueError, TypeError, KeyError, AttributeError):
+        except Exception:  # noqa: BLE001 - whatever the line holds (deep nesting raises RecursionError)
             pass
         return None
 
@@ -1004,12 +1237,21 @@ class Runner:
         worker = Worker(cfg)
         with LIVE_LOCK:
             LIVE.add(worker)
+            if self.stopped:  # main is cleaning up: this one must not outlive it
+                worker.kill()
         return worker
 
     def _end(self, worker):
         worker.kill()
         with LIVE_LOCK:
             LIVE.discard(worker)
+
+    def limits(self, ids):
+        """The resource limits of a student's worker that runs the tests `ids` (see WORKER_ADDRESS_SPACE)."""
+        threads = max(1, int(self.base_cfg.get("threads", 1)))
+        cpu = STARTUP_CPU + threads * sum(self.limit(t) for t in ids)
+        return {"memory": WORKER_ADDRESS_SPACE + threads * THREAD_ADDRESS_SPACE, "processes": WORKER_PROCESSES,
+                "file": WORKER_FILE_BYTES, "cpu": int(cpu) + 1}
 
     def run_group(self, ids):
         provisional = {}  # tests with a judge that passed in the student's worker
@@ -1021,7 +1263,7 @@ class Runner:
             mine = list(remaining)
             if self.sandbox:
                 tmp = self.sandbox.private_dir()
-                cfg.update(self.sandbox.worker_settings(tmp))
+                cfg.update(self.sandbox.worker_settings(tmp), limits=self.limits(remaining))
             else:
                 tmp = Path(tempfile.mkdtemp(prefix="grader-reports-"))
             cfg["report_dir"] = str(tmp)
@@ -1032,7 +1274,10 @@ class Runner:
                 self._end(worker)
                 for tid in mine:
                     if tid in provisional:
-                        take_report(tmp, tid, self.judge_dir, self.sandbox.uid if self.sandbox else None)
+                        problem = take_report(tmp, tid, self.judge_dir, self.sandbox.uid if self.sandbox else None)
+                        if problem:  # the judge never sees it
+                            first = provisional.pop(tid)
+                            self._fail(tid, problem, first["seconds"])
                 if not self.sandbox:
                     shutil.rmtree(tmp, ignore_errors=True)
         if provisional and not self.stopped:
@@ -1051,8 +1296,8 @@ class Runner:
         for tid, verdict in judged.items():
             first = provisional[tid]
             # the verdict is the judge's; what the student's code printed comes from the student's worker
-            self.on_result(dict(verdict, output=first.get("output", ""),
-                                seconds=round(first.get("seconds", 0) + verdict.get("seconds", 0), 3)))
+            self.on_result(dict(verdict, output=first["output"],
+                                seconds=round(first["seconds"] + verdict["seconds"], 3)))
 
     def _fail(self, tid, message, seconds=0.0, judged=None):
         result = {"id": tid, "status": "failed", "message": message, "output": "", "seconds": seconds}
@@ -1063,10 +1308,34 @@ class Runner:
 
     def _drive(self, worker, remaining, provisional, judged=None):
         """Follow one worker through its tests.  A student's worker's passed result of a test with a judge goes
-        to `provisional`; a judge worker's results (judged is a dict) go to `judged`."""
+        to `provisional`; a judge worker's results (judged is a dict) go to `judged`.  Returns the tests still
+        to run (in a fresh worker).
+
+        Every message is checked (check_message): a worker is a process that ran student code, which can send
+        any message it likes (it holds the key).  Each test may start once; its time limit runs from its start
+        to a deadline that no later message moves; the results recorded are built here from checked fields.
+        A message out of order or malformed breaks the protocol: the worker is killed, the test it ran fails
+        (with a test it had finished and announces again), or, between tests, all its remaining tests."""
         remaining = list(remaining)
+        announced = set()  # the tests this worker started: each at most once
         current, importing, started_at, ready, progress = None, None, 0.0, False, 0
         deadline = time.monotonic() + STARTUP_TIMEOUT * max(1.0, self.timeout_scale)
+
+        def broke(why, also=None):
+            worker.kill()
+            message = f"the test's process broke the grader's protocol ({why}); its tests fail"
+            if also is not None and also not in remaining:  # a finished test announced again: it loses its result
+                if provisional is not None:
+                    provisional.pop(also, None)
+                self._fail(also, message, judged=judged)
+            if current is not None:
+                self._fail(current, message, round(time.monotonic() - started_at, 3), judged)
+                remaining.remove(current)
+                return remaining
+            for tid in remaining:
+                self._fail(tid, message, judged=judged)
+            return []
+
         while True:
             msg = worker.next(deadline)
             now = time.monotonic()
@@ -1103,37 +1372,101 @@ class Runner:
                     self._fail(tid, f"the grader's worker process exited (code {code}) before running this test"
                                     + (f": {tail}" if tail else ""), judged=judged)
                 return []
-            ev = msg.get("ev")
+            if msg is _FLOOD:
+                return broke("it sent more messages than its tests need")
+            why = check_message(msg, self.specs)
+            if why:
+                return broke(why)
+            ev = msg["ev"]
             if ev == "ready":
+                if ready:
+                    return broke("it said it was ready twice")
                 ready = True
                 deadline = now + IDLE_TIMEOUT
+            elif not ready:
+                return broke(f"it sent {ev!r} before it was ready")
             elif ev == "start":
-                current, importing, started_at = msg.get("id"), None, now
-                if current not in remaining:
-                    current = None
-                    continue
-                deadline = now + self.limit(current)
-            elif ev == "import":
-                importing = msg.get("module")
-            elif ev == "imported":
-                importing = None
+                tid = msg["id"]
+                if tid in announced:
+                    return broke(f"it started {tid} a second time", also=tid)
+                if current is not None:
+                    return broke(f"it started {tid} while {current} was running")
+                if tid not in remaining:
+                    return broke(f"it started {tid}, which it was not given")
+                announced.add(tid)
+                current, importing, started_at = tid, None, now
+                deadline = now + self.limit(tid)  # absolute: only the test's result ends it
+            elif ev in ("import", "imported"):
+                if current is None:
+                    return broke(f"it sent {ev!r} outside a test")
+                importing = msg["module"] if ev == "import" else None
             elif ev == "result":
-                tid = msg.get("id")
-                if tid in remaining:
-                    remaining.remove(tid)
-                    progress += 1
-                    if judged is not None:
-                        judged[tid] = msg
-                    elif self.specs[tid].judge is not None and msg.get("status") == "passed":
-                        provisional[tid] = msg
-                    else:
-                        self.on_result(msg)
+                tid = msg["id"]
+                if tid != current:
+                    return broke(f"it sent a result for {tid}, which was not running")
+                result = {"id": tid, "status": msg["status"], "message": msg["message"], "output": msg["output"],
+                          "seconds": round(now - started_at, 3)}  # the parent's clock, not the worker's word
+                remaining.remove(tid)
+                progress += 1
+                if judged is not None:
+                    judged[tid] = result
+                elif self.specs[tid].judge is not None and result["status"] == "passed":
+                    provisional[tid] = result
+                else:
+                    self.on_result(result)
                 current, importing = None, None
                 deadline = now + IDLE_TIMEOUT
             elif ev == "done":
+                if current is not None:
+                    return broke(f"it said it was done while {current} was running")
+                worker.kill()
                 for tid in remaining:
                     self._fail(tid, "the worker finished without running this test", judged=judged)
                 return []
+
+
+# What each message of the protocol holds: its fields and their types.  A string field has a length bound.
+_STR = str
+MESSAGE_FIELDS = {
+    "ready": {},
+    "start": {"id": _STR},
+    "import": {"module": _STR},
+    "imported": {},
+    "result": {"id": _STR, "status": _STR, "message": _STR, "output": _STR, "seconds": float},
+    "done": {},
+}
+FIELD_CHARS = {"id": 100, "module": 100, "status": 10, "message": MESSAGE_CHARS + 100,
+               "output": 2 * OUTPUT_CHARS + 200}
+
+
+def check_message(msg, specs):
+    """Why msg (a dict a worker signed) is not a well-formed message of the protocol, or None.  Exactly the
+    fields of its kind (MESSAGE_FIELDS), each of its type, strings of bounded length, test ids that exist, a
+    result's status passed or failed and its seconds a finite number >= 0."""
+    import math
+
+    if not isinstance(msg, dict):
+        return "a message that is not a JSON object"
+    ev = msg.get("ev")
+    if not isinstance(ev, str) or ev not in MESSAGE_FIELDS:
+        return "a message of no known kind"
+    fields = MESSAGE_FIELDS[ev]
+    if set(msg) != {"ev", *fields}:
+        return f"a {ev!r} message with other fields than {', '.join(sorted(fields)) or 'none'}"
+    for name, kind in fields.items():
+        value = msg[name]
+        if kind is float:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                return f"a {ev!r} message whose {name} is not a number of seconds"
+        elif not isinstance(value, kind) or len(value) > FIELD_CHARS[name]:
+            return f"a {ev!r} message whose {name} is not a string of at most {FIELD_CHARS[name]} characters"
+    if "id" in fields and msg["id"] not in specs:
+        return f"a {ev!r} message for a test that does not exist"
+    if ev == "import" and not msg["module"].isidentifier():
+        return "an 'import' message for no module"
+    if ev == "result" and msg["status"] not in ("passed", "failed"):
+        return "a result whose status is neither passed nor failed"
+    return None
 
 
 def kill_live_workers():
@@ -1381,6 +1714,17 @@ def usable_cpus():
 
 
 def main(argv=None):
+    """grader.py's command line.  As root, the sandbox (the worker user's copies, folders and processes) is
+    cleaned up whatever happens, an error of the grader's included."""
+    opened = []  # the Sandbox, once there is one
+    try:
+        return _main(argv, opened)
+    finally:
+        for sandbox in opened:  # a second close (after main's own) finds nothing left to do
+            sandbox.close()
+
+
+def _main(argv, opened):
     args = build_parser().parse_args(argv)
     if args.worker:
         return worker_main()
@@ -1455,6 +1799,7 @@ def main(argv=None):
     if privileged():
         try:
             sandbox = Sandbox(submission_dir, predictions_dir, data_dir, held_out=HELD_OUT)
+            opened.append(sandbox)
         except (ValueError, OSError) as e:
             print(f"error: running as root, the grader runs student code as an unprivileged user: {e}",
                   file=sys.stderr)
@@ -1521,21 +1866,27 @@ def main(argv=None):
     # the longest groups first, so that the parallel workers finish together
     ordered_groups = sorted(groups.values(), key=lambda ids: -sum(specs[t].timeout for t in ids))
     pool = ThreadPoolExecutor(max_workers=jobs)
+    finished = gone = False
     try:
         for future in [pool.submit(runner.run_group, ids) for ids in ordered_groups]:
-            future.result()
+            try:
+                future.result()
+            except Exception:  # noqa: BLE001 - a bug of the grader's: that group's tests fail, the rest count
+                print(f"error: the grader failed running a group of tests (a bug of the grader, not of the "
+                      f"submission):\n{traceback.format_exc()}", file=sys.stderr)
+        finished = True
     except KeyboardInterrupt:
-        runner.stopped = True
-        pool.shutdown(wait=False, cancel_futures=True)
+        print("interrupted", file=sys.stderr)
+    finally:  # whatever happened: no worker, and nothing a worker started, outlives this
+        if not finished:
+            runner.stopped = True
+        pool.shutdown(wait=finished, cancel_futures=not finished)
         kill_live_workers()
         runner.close()
-        if sandbox:
-            sandbox.close()
-        print("interrupted", file=sys.stderr)
+        gone = sandbox.close() if sandbox else True
+    if not finished:
         return 130
-    pool.shutdown()
-    runner.close()
-    if sandbox and not sandbox.close():  # nothing a worker started may outlive this point
+    if not gone:
         print(f"warning: some processes of {sandbox.user} could not be killed", file=sys.stderr)
     for tid in to_run:  # cannot happen, but a test without a result must not break the summary
         if tid not in results:

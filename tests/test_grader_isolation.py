@@ -31,16 +31,34 @@ POINTS = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["tests"]
 
 @pytest.fixture
 def spy(monkeypatch):
-    """A folder every user may write (the planted code's only way to leave a trace), and the worker uid."""
+    """A folder every user may write, with a root-owned file every user may append to (the planted code's
+    lasting trace: the grader removes whatever files the worker user made), and the worker uid."""
     uid = free_uid(61500)
     monkeypatch.setenv("GRADER_WORKER_USER", str(uid))
     folder = Path(tempfile.mkdtemp(prefix="spy-", dir="/tmp"))
     os.chmod(folder, 0o777)
+    (folder / "heartbeat").touch()
+    os.chmod(folder / "heartbeat", 0o666)
     yield folder, uid
     graderUtil.kill_user_processes(uid, uid)
     import shutil
 
     shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def open_root():
+    """Gradescope's /autograder as the worker user finds it: a folder it may enter, with Gradescope's
+    submission_metadata.json (earlier submissions' results, hidden ones included) readable by every user.  The
+    bundle's entry must close everything there but submission/ to it."""
+    import shutil
+
+    root = Path(tempfile.mkdtemp(prefix="autograder-", dir="/tmp"))
+    os.chmod(root, 0o755)
+    (root / "submission_metadata.json").write_text('{"previous_submissions": [{"results": "hidden ones"}]}')
+    os.chmod(root / "submission_metadata.json", 0o644)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
 
 
 # -- the planted attacks (each a few lines at the top of a student file) ------------------------------------
@@ -63,7 +81,7 @@ def _setuid():
         return "ROOT"
     except OSError as e:
         return type(e).__name__
-_root = _os.environ["AUTOGRADER_ROOT"]
+_root = "{root}"  # the test puts the folder in: a worker's environment is the grader's own
 _copies = [p + "/src/data/birth_test.tsv" for p in _glob.glob("/tmp/grading-*")] or ["/tmp/grading-x/src"]
 _sandbox = (_glob.glob("/tmp/grader-sandbox-*/data") or ["/tmp/none"])[0]
 _via_fds = set()  # through the worker's open descriptors, and up from them
@@ -71,10 +89,12 @@ for _fd in _os.listdir("/proc/self/fd"):
     for _up in range(12):
         for _rel in ("data/", "src/data/", "answers/", "source/answers/"):
             _via_fds.add(_try("/proc/self/fd/%s/%s%sbirth_test.tsv" % (_fd, "../" * _up, _rel)))
-raise RuntimeError("spy uid=%d answers=%s copy=%s sandbox=%s solution=%s results=%s setuid=%s fds=%s" % (
+raise RuntimeError("spy uid=%d answers=%s copy=%s sandbox=%s solution=%s results=%s metadata=%s setuid=%s "
+                   "fds=%s" % (
     _os.getuid(), _try(_root + "/source/answers/birth_test.tsv"), ",".join(sorted({_try(p) for p in _copies})),
     _try(_sandbox + "/birth_test.tsv"), _try(_root + "/source/solution/model.py"),
-    _try(_root + "/results/results.json"), _setuid(), "READ" if "READ" in _via_fds else "none"))
+    _try(_root + "/results/results.json"), _try(_root + "/submission_metadata.json"), _setuid(),
+    "READ" if "READ" in _via_fds else "none"))
 '''
 
 FAKE_VERDICTS = '''
@@ -101,7 +121,7 @@ if _os.fork() == 0:  # double fork and a session of its own: outside the worker'
         _end = _time.time() + 300
         while _time.time() < _end:
             try:
-                with open(_os.environ["AUTOGRADER_ROOT"] + "/results/results.json", "w") as _f:
+                with open("{root}/results/results.json", "w") as _f:
                     _f.write('{{"score": 1000, "tests": []}}')
             except OSError:
                 pass
@@ -135,24 +155,25 @@ def assert_nothing_left(spy_dir, uid, results_path, before):
     """No process of the worker user is alive, and nothing writes any more."""
     assert graderUtil.user_pids(uid) == []
     beat = spy_dir / "heartbeat"
-    size = beat.stat().st_size if beat.exists() else 0
+    size = beat.stat().st_size
     time.sleep(1.0)
-    assert (beat.stat().st_size if beat.exists() else 0) == size
+    assert beat.stat().st_size == size
     assert results_path.read_text() == before
 
 
 @root_only
-def test_attacks_from_the_empty_starter_earn_nothing(bundle, starter, spy, tmp_path):  # noqa: F811
+def test_attacks_from_the_empty_starter_earn_nothing(bundle, starter, spy, open_root):  # noqa: F811
     spy_dir, uid = spy
     files = empty_starter_files(starter)
     ids = sorted(POINTS)
-    plant(files, "utils.py", LEFTOVER_WRITER.format(spy=spy_dir), FAKE_VERDICTS.format(ids=ids), READ_SECRETS)
+    plant(files, "utils.py", LEFTOVER_WRITER.format(spy=spy_dir, root=open_root), FAKE_VERDICTS.format(ids=ids),
+          READ_SECRETS.replace('"{root}"', repr(str(open_root))))
     plant(files, "dataset.py", FAKE_VERDICTS.format(ids=ids), PIPE_HOLDER.format(spy=spy_dir, die=False))
     plant(files, "model.py", PIPE_HOLDER.format(spy=spy_dir, die=True))
     started = time.monotonic()
-    results = rehearse(bundle, tmp_path, files)
+    results = rehearse(bundle, open_root, files)
     seconds = time.monotonic() - started
-    path = tmp_path / "results" / "results.json"
+    path = open_root / "results" / "results.json"
     assert_nothing_left(spy_dir, uid, path, path.read_text())
     by_id = {t["number"]: t for t in results["tests"]}
     # fake verdicts, printed or written to every descriptor, count for nothing
@@ -162,7 +183,7 @@ def test_attacks_from_the_empty_starter_earn_nothing(bundle, starter, spy, tmp_p
     assert spied, results["output"][-3000:]
     line = spied[0].split("spy ", 1)[1].split("\n")[0]
     assert f"uid={uid} " in line
-    for secret in ("answers", "copy", "solution", "results"):
+    for secret in ("answers", "copy", "solution", "results", "metadata"):
         assert f"{secret}=PermissionError" in line, line
     assert "sandbox=FileNotFoundError" in line and "setuid=PermissionError" in line and "fds=none" in line, line
     # the worker that exited while its pipes stayed open: seen at once, not after the test's time limit
@@ -179,12 +200,12 @@ def test_reference_keeps_every_point_and_a_leftover_cannot_rewrite_the_results(b
 
     spy_dir, uid = spy
     files = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "src" / "submission").glob("*.py")}
-    plant(files, "utils.py", LEFTOVER_WRITER.format(spy=spy_dir))
+    plant(files, "utils.py", LEFTOVER_WRITER.format(spy=spy_dir, root=tmp_path))
     # params and predictions that agree, and answers that are theirs (tests/course_params.py)
     results = rehearse(bundle, tmp_path, files, prepare=course_params.fit_bundle)
     path = tmp_path / "results" / "results.json"
     before = path.read_text()
-    assert (spy_dir / "heartbeat").exists()  # the leftover ran
+    assert (spy_dir / "heartbeat").stat().st_size  # the leftover ran
     assert_nothing_left(spy_dir, uid, path, before)
     for t in results["tests"]:
         assert t["score"] == t["max_score"], t
@@ -331,3 +352,29 @@ def test_two_graders_at_once_as_root_each_kill_only_what_they_started(tmp_path, 
         assert [(t["number"], t["score"]) for t in results["tests"]] == [(t, POINTS[t]) for t in tests], out
     # the slow grader really overlapped the quick one: its first test took the sleep
     assert "(6." in outs[0] or "(7." in outs[0] or "(8." in outs[0], outs[0]
+
+
+def test_the_bundle_closes_all_of_gradescopes_folder_but_the_upload(tmp_path):
+    """autograder_run.close_to_others: the owner keeps its bits (run_autograder stays executable), nobody else
+    keeps any, the upload keeps its modes, and the folder itself can be entered but not listed."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import autograder_run
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    for folder in ("source", "results", "submission"):
+        (tmp_path / folder).mkdir(mode=0o755)
+    for name, mode in (("submission_metadata.json", 0o644), ("run_autograder", 0o755),
+                       ("submission/model.py", 0o644)):
+        (tmp_path / name).write_text("x")
+        os.chmod(tmp_path / name, mode)
+    autograder_run.close_to_others(tmp_path, keep=("submission",))
+
+    def mode(name):
+        return os.stat(tmp_path / name).st_mode & 0o777
+
+    assert (mode("source"), mode("results"), mode("submission_metadata.json"), mode("run_autograder")) == (
+        0o700, 0o700, 0o600, 0o700)
+    assert (mode("submission"), mode("submission/model.py"), mode(".")) == (0o755, 0o644, 0o711)

@@ -10,9 +10,10 @@ Layout (Gradescope's, or $AUTOGRADER_ROOT for a local rehearsal):
   results/     results.json is written here
 Only the deliverables (the starter's src/submission/*.py names, the six prediction files and the five
 parameter files) are taken from the submission and laid over a fresh copy of the starter, so a student
-cannot replace the grader.  Gradescope runs this as root: source/ (answers, reference) and results/ are made
-readable by root only, the grading copy lies in a root-only temporary folder, and the grader runs the
-student's code as an unprivileged user id of its own, see graderUtil.py.
+cannot replace the grader.  Gradescope runs this as root: everything in the root folder but submission/
+(answers, reference, results, submission_metadata.json) is made readable by root only, the grading copy
+lies in a root-only temporary folder, and the grader runs the student's code as an unprivileged user id of
+its own, see graderUtil.py.
 """
 
 import json
@@ -29,13 +30,27 @@ def write_failure(results, message):
     (results / "results.json").write_text(json.dumps({"score": 0, "output": message, "tests": []}, indent=2))
 
 
+def close_to_others(root, keep):
+    """Make everything directly in root but `keep` root's alone: source/ (the answers, the reference),
+    results/, Gradescope's submission_metadata.json (earlier submissions' results, hidden ones included) and
+    whatever else Gradescope puts there (its run_autograder: the owner's bits, execute included, are kept).
+    root itself stays enterable, so that `keep` (the student's own upload) keeps its modes; links are left
+    alone (chmod would change what they point to)."""
+    import stat
+
+    for entry in os.scandir(root):
+        if entry.name in keep or entry.is_symlink():
+            continue
+        os.chmod(entry.path, stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode) & 0o700)
+    os.chmod(root, 0o711)  # enterable, not listable
+
+
 def main():
     root = Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
     source, submission, results = root / "source", root / "submission", root / "results"
     results.mkdir(parents=True, exist_ok=True)
     if os.name == "posix" and os.geteuid() == 0:
-        for private in (source, results):  # the answers, the reference, the results: root's alone
-            os.chmod(private, 0o700)
+        close_to_others(root, keep=("submission",))
     work = Path(tempfile.mkdtemp(prefix="grading-"))
     shutil.copytree(source / "starter", work, dirs_exist_ok=True)
     os.chmod(work, 0o700)  # root's alone (copytree gave it the starter's mode): the grader's workers get copies

@@ -1,0 +1,539 @@
+"""Issue 28: a submission's code, and the processes it leaves, cannot become root, stall a test past its time
+limit, crash the grader or blow up its judge with what the worker sends, or take the machine's memory,
+processes, disk or the files of later gradings.
+
+The attacks run as root through grader.py on a copy of src/ with a few tests selected (the same code as the
+Gradescope bundle, which tests/test_grader_isolation.py attacks whole), each planted in the reference's
+helper.py around the function one test calls.  The protocol's parent side is also fed garbage directly.
+"""
+
+import json
+import os
+import random
+import shutil
+import tempfile
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+from conftest import free_uid
+from test_grader import copy_src, make_data, make_solution, run_grader
+
+import graderUtil  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group("root-uids")  # graded as root with user ids of their own, one at a time
+
+root_only = pytest.mark.skipif(not graderUtil.privileged(),
+                               reason="the grader drops privileges only when it runs as root (Gradescope, CI)")
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    return make_data(tmp_path_factory.mktemp("data"))
+
+
+@pytest.fixture
+def worker_uid(monkeypatch):
+    """The worker user id of the grader this test runs; whatever it left is killed afterwards in any case."""
+    uid = free_uid(61700)
+    monkeypatch.setenv("GRADER_WORKER_USER", str(uid))
+    yield uid
+    graderUtil.kill_user_processes(uid, uid)
+    graderUtil.remove_user_files(uid, uid, graderUtil.SHARED_FOLDERS)
+
+
+@pytest.fixture
+def spy():
+    """A folder every user may enter, with a root-owned file every user may append to: the planted code's way to
+    leave a trace that the grader's clean-up (which removes the worker user's files) keeps."""
+    folder = Path(tempfile.mkdtemp(prefix="spy-", dir="/tmp"))
+    os.chmod(folder, 0o755)
+    (folder / "planted").touch()
+    os.chmod(folder / "planted", 0o666)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def group_of(path):
+    try:
+        return os.lstat(path).st_gid
+    except OSError:  # another grader's sandbox, gone meanwhile
+        return None
+
+
+def leftovers(uid):
+    """What the worker user still has after the grading: processes, files and folders in the shared folders
+    (every one of them walked, as root), System V IPC objects."""
+    found = [f"process {pid}" for pid in graderUtil.user_pids(uid)]
+    for top in ("/tmp", "/var/tmp", "/dev/shm"):
+        for folder, dirs, files in os.walk(top):
+            for name in dirs + files:
+                path = os.path.join(folder, name)
+                try:
+                    if os.lstat(path).st_uid == uid:
+                        found.append(path)
+                except OSError:
+                    pass
+    for kind in ("shm", "sem", "msg"):
+        try:
+            with open(f"/proc/sysvipc/{kind}", encoding="ascii") as f:
+                header = f.readline().split()
+                for line in f:
+                    if int(dict(zip(header, line.split()))["uid"]) == uid:
+                        found.append(f"{kind} {line.split()[1]}")
+        except OSError:
+            pass
+    return found
+
+
+# -- the planted code: _ATTACKS maps a test id to what the student's code does when that test calls a helper
+# function, found in worker_main's frame as an attacker finds it (the test that runs, and the worker's send)
+
+HOOKS = '''
+import os as _os, sys as _sys, time as _time
+
+
+def _worker():
+    f = _sys._getframe()
+    while f is not None and f.f_code.co_name != "worker_main":
+        f = f.f_back
+    return (f.f_locals.get("tid"), f.f_locals.get("send")) if f is not None else (None, None)
+
+
+def _hooked(fn):
+    def wrapper(*args, **kwargs):
+        tid, send = _worker()
+        if tid in _ATTACKS:
+            _ATTACKS[tid](send)
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+for _name in ("initialize_vanilla_model", "finetune", "pretrain", "train"):
+    globals()[_name] = _hooked(globals()[_name])
+'''
+
+
+def planted(attacks):
+    """helper.py's appended code: the attack functions, _ATTACKS, then the hooks."""
+    return attacks + "\n" + HOOKS
+
+
+# -- 1. a .pth file planted for the next worker -----------------------------------------------------------
+
+PTH_PLANTER = '''
+def _plant_pth(send):
+    """Leave a process that waits for each new worker folder of the sandbox and puts a .pth file into its
+    user site-packages: a Python with user site on runs it at start-up, before any privilege drop."""
+    pid = _os.fork()
+    if pid:
+        _os.waitpid(pid, 0)
+        return
+    _os.setsid()
+    if _os.fork() == 0:
+        here = _os.getcwd()
+        sandbox, done = _os.path.dirname(here), set([_os.path.basename(here)])
+        site = ".local/lib/python%d.%d/site-packages" % _sys.version_info[:2]
+        end = _time.time() + 120
+        while _time.time() < end:
+            for name in _os.listdir(sandbox):
+                if name.startswith("worker-") and name not in done:
+                    try:
+                        _os.makedirs(_os.path.join(sandbox, name, site), exist_ok=True)
+                        with open(_os.path.join(sandbox, name, site, "evil.pth"), "w") as f:
+                            f.write(PTH_LINE)
+                    except OSError:
+                        continue
+                    done.add(name)
+                    with open("{spy}/planted", "a") as f:
+                        f.write(name + "\\n")
+            _time.sleep(0.002)
+    _os._exit(0)
+
+
+PTH_LINE = 'import os; open("{marker}/written-by-uid-%d" % os.getuid(), "w").close()\\n'
+_ATTACKS = {{"1c-0-basic": _plant_pth}}
+'''
+
+
+@root_only
+def test_a_pth_file_planted_for_the_next_worker_never_runs_as_root(tmp_path, data, worker_uid, spy):
+    """A process left by one test plants a .pth file into each later worker's HOME (its user site-packages) as
+    soon as the folder appears.  The workers start with user site off (-s), and the folder is the worker
+    user's only once the worker is unprivileged: the .pth never writes into a folder only root may write, and
+    nothing of the planter survives the grading."""
+    marker = Path(tempfile.mkdtemp(prefix="root-only-", dir="/tmp"))  # mode 700, root's: only root writes here
+    try:
+        src = copy_src(tmp_path / "copy", append={"helper.py": planted(PTH_PLANTER.format(spy=spy, marker=marker))})
+        # one worker at a time: 1c first (the longest group), then three more workers the planter can reach
+        r = run_grader(src, "1c-0-basic", "1d-0-basic", "1e-0-basic", "3a-0-basic", data=data, extra=["--jobs", "1"])
+        assert (spy / "planted").read_text(), "the planter never reached a worker folder"
+        assert list(marker.iterdir()) == [], "a planted .pth file ran as root"
+        assert leftovers(worker_uid) == []
+        assert r.status("1e-0-basic") == r.status("3a-0-basic") == "passed"
+    finally:
+        shutil.rmtree(marker, ignore_errors=True)
+
+
+# -- 2. the protocol: a stall, a malformed result, a decompression bomb ------------------------------------
+
+PROTOCOL_ATTACKS = '''
+def _stall(send):
+    """Announce the running test again and again, as if it had just started: an old parent reset its deadline."""
+    for _ in range(14):
+        send({{"ev": "start", "id": "1c-0-basic"}})
+        _time.sleep(1)
+
+
+def _bad_seconds(send):
+    """A result whose seconds is a string (an old parent crashed on it), and a process left running."""
+    if _os.fork() == 0:
+        _os.setsid()
+        _time.sleep(600)
+        _os._exit(0)
+    send({{"ev": "result", "id": "1f-0-basic", "status": "passed", "message": "", "output": "", "seconds": "soon"}})
+
+
+def _bomb(send):
+    """The test's report becomes a zip of 5 MB whose one DEFLATE member inflates to 1.1 GB."""
+    import shutil, torch
+    torch.save = lambda obj, path, *a, **k: shutil.copyfile("{bomb}", path)
+
+
+_ATTACKS = {{"1c-0-basic": _stall, "1f-0-basic": _bad_seconds, "1c-0-hidden": _bomb}}
+'''
+
+
+@pytest.fixture(scope="module")
+def bomb(tmp_path_factory):
+    """A report of 5 MB that unpacks to 1.1 GB (a torch.save archive would hold its members as they are)."""
+    import zipfile
+
+    folder = Path(tempfile.mkdtemp(prefix="bomb-", dir="/tmp"))
+    os.chmod(folder, 0o755)
+    path = folder / "bomb.report"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        with archive.open("archive/data.pkl", "w", force_zip64=True) as member:
+            zeros = bytes(1 << 20)
+            for _ in range(1100):
+                member.write(zeros)
+    os.chmod(path, 0o644)
+    assert path.stat().st_size < graderUtil.REPORT_BYTES  # small enough to be taken from the worker
+    yield path
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@root_only
+def test_what_a_worker_sends_is_checked_and_cannot_stall_crash_or_blow_up_the_grader(tmp_path, data, worker_uid,
+                                                                                       bomb):
+    """Three things the student's process sends, each in a test of its own (the others keep their marks):
+    a `start` every second for its running test (the test fails at once: its deadline, set when it started,
+    is not moved); a result whose seconds is a string (the test fails; the grader does not crash, its report
+    is complete, nothing the test left runs on); a report that inflates to 1.1 GB (refused before any
+    torch.load, with the reason)."""
+    src = copy_src(tmp_path / "copy", append={"helper.py": planted(PROTOCOL_ATTACKS.format(bomb=bomb))})
+    tests = ["1c-0-basic", "1c-0-hidden", "1e-0-basic", "1f-0-basic", "1f-1-basic"]
+    # time limits 0.3 times the tests': 9 s for 1c-0-basic, whose stall would take 14 s
+    r = run_grader(src, *tests, data=data, solution=make_solution(tmp_path / "reference"),
+                   extra=["--timeout-scale", "0.3"])
+    assert sorted(r.tests) == sorted(tests)
+    stalled = r.tests["1c-0-basic"]
+    assert r.status("1c-0-basic") == "failed" and "started 1c-0-basic a second time" in stalled["output"], stalled
+    assert "broke the grader's protocol" in r.tests["1f-0-basic"]["output"], r.tests["1f-0-basic"]
+    assert r.status("1f-0-basic") == "failed"
+    bombed = r.tests["1c-0-hidden"]
+    assert r.status("1c-0-hidden") == "failed" and "unpacks to 1100 MiB" in bombed["output"], bombed
+    assert r.status("1e-0-basic") == r.status("1f-1-basic") == "passed", r.stdout[-3000:]
+    assert r.seconds < 60, r.stdout[-2000:]
+    assert leftovers(worker_uid) == []
+    assert not [p for p in Path(tempfile.gettempdir()).glob("grader-sandbox-*") if group_of(p) == worker_uid]
+
+
+# -- 3. resources: memory, processes, threads, output, files ------------------------------------------------
+
+RESOURCE_ATTACKS = '''
+def _memory(send):
+    import mmap
+    try:
+        mmap.mmap(-1, 8 << 30)  # address space only: nothing is touched, so an unbounded worker gets it
+        got = "MAPPED"
+    except (OSError, MemoryError) as e:
+        got = type(e).__name__
+    raise RuntimeError("spy memory=" + got)
+
+
+def _forks(send):
+    import signal
+    n = 0
+    for _ in range(300):
+        try:
+            pid = _os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            _os.setsid()
+            _time.sleep(600)
+            _os._exit(0)
+        n += 1
+    raise RuntimeError("spy forks=%d" % n)
+
+
+def _threads(send):
+    import threading
+    n = 0
+    for _ in range(300):
+        try:
+            threading.Thread(target=_time.sleep, args=(600,), daemon=True).start()
+        except RuntimeError:
+            break
+        n += 1
+    raise RuntimeError("spy threads=%d" % n)
+
+
+def _litter(send):
+    import ctypes
+    print("x" * 50_000_000)
+    _os.write(2, b"y" * 50_000_000)
+    for folder in ("/tmp", "/var/tmp", "/dev/shm"):
+        try:
+            _os.makedirs(folder + "/litter-folder/inside", exist_ok=True)
+            open(folder + "/litter-folder/inside/file", "w").close()
+            open(folder + "/litter-file-%d" % _os.getuid(), "w").close()
+        except OSError:
+            pass
+    try:
+        with open("/tmp/litter-big-%d" % _os.getuid(), "wb") as f:
+            for _ in range(100):
+                f.write(bytes(1 << 20))
+        big = "WRITTEN"
+    except OSError as e:
+        big = type(e).__name__
+    shm = ctypes.CDLL(None).shmget(0, 1 << 20, 0o1000 | 0o600)  # IPC_PRIVATE, IPC_CREAT
+    raise RuntimeError("spy big=%s shm=%s" % (big, "made" if shm >= 0 else "refused"))
+
+
+_ATTACKS = {"1c-0-basic": _memory, "1c-1-basic": _forks, "1f-0-basic": _threads, "1c-2-basic": _litter}
+'''
+
+
+@root_only
+def test_memory_processes_threads_output_and_files_are_bounded_and_removed(tmp_path, data, worker_uid):
+    """Tests whose student code maps 8 GiB, forks 300 children that ignore SIGTERM, starts 300 threads, prints
+    50 MB to stdout and to the descriptor, writes a 100 MB file and litters /tmp, /var/tmp, /dev/shm and System
+    V shared memory: each is bounded (the worker's resource limits), the grading finishes, the other tests keep
+    their marks, and nothing of the worker user is left afterwards."""
+    src = copy_src(tmp_path / "copy", append={"helper.py": planted(RESOURCE_ATTACKS)})
+    tests = ["1c-0-basic", "1c-1-basic", "1c-2-basic", "1e-0-basic", "1f-0-basic", "1f-1-basic"]
+    r = run_grader(src, *tests, data=data)
+    assert sorted(r.tests) == sorted(tests)
+
+    def spied(tid):
+        assert r.status(tid) == "failed", r.tests[tid]
+        return r.tests[tid]["output"].split("spy ", 1)[1].split()[0:2]
+
+    assert spied("1c-0-basic")[0] in ("memory=MemoryError", "memory=OSError"), r.tests["1c-0-basic"]
+    forks = int(spied("1c-1-basic")[0].split("=")[1])
+    threads = int(spied("1f-0-basic")[0].split("=")[1])
+    assert forks < graderUtil.WORKER_PROCESSES and threads < graderUtil.WORKER_PROCESSES, (forks, threads)
+    assert spied("1c-2-basic") == ["big=OSError", "shm=made"], r.tests["1c-2-basic"]
+    assert r.status("1e-0-basic") == r.status("1f-1-basic") == "passed", r.stdout[-3000:]
+    assert len(r.stdout) < 200_000 and len(json.dumps(r.json)) < 200_000
+    assert leftovers(worker_uid) == []
+
+
+# -- 4. an error of the grader's own -----------------------------------------------------------------------
+
+LEFTOVER = '''
+def _leave(send):
+    if _os.fork() == 0:
+        _os.setsid()
+        _time.sleep(600)
+        _os._exit(0)
+
+
+_ATTACKS = {"1c-0-basic": _leave}
+'''
+
+
+@root_only
+def test_an_error_in_the_grader_itself_still_kills_and_removes_what_the_workers_left(tmp_path, data, worker_uid,
+                                                                                     monkeypatch, capsys):
+    """A bug of the parent's (here: checking a result raises) ends that group's tests with "no result", the
+    grader reaches its summary, and the finally blocks kill the process the student's code left and remove
+    the sandbox."""
+    import grader
+
+    src = copy_src(tmp_path / "copy", append={"helper.py": planted(LEFTOVER)})
+    checked = graderUtil.check_message
+
+    def buggy(msg, specs):
+        if msg.get("ev") == "result":
+            raise RuntimeError("a bug of the grader's")
+        return checked(msg, specs)
+
+    monkeypatch.setattr(graderUtil, "check_message", buggy)
+    assert grader.main(["1c-0-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data)]) == 0
+    out, err = capsys.readouterr()
+    assert "a bug of the grader" in err and "no result" in out, (out[-2000:], err[-2000:])
+    assert leftovers(worker_uid) == []
+
+
+# -- 5. the parent side, fed garbage -----------------------------------------------------------------------
+
+
+class ScriptedWorker:
+    """Stands in for a Worker: next() hands out the given messages, then the end of the pipe."""
+
+    def __init__(self, messages):
+        self.messages = list(messages)
+        self.killed = False
+        self.proc = types.SimpleNamespace(returncode=-9)
+
+    def next(self, deadline):
+        return self.messages.pop(0) if self.messages else graderUtil._EOF
+
+    def kill(self):
+        self.killed = True
+
+    def stderr_tail(self, chars=600):
+        return ""
+
+
+IDS = ["9a-0-basic", "9a-1-basic", "9a-0-hidden"]
+
+
+def make_runner():
+    specs = {tid: graderUtil.Spec(tid, "a test", lambda ctx: None, timeout=5) for tid in IDS}
+    specs["9a-0-hidden"].judge = lambda ctx, report: None
+    results = []
+    runner = graderUtil.Runner(specs, {}, 1.0, results.append)
+    return runner, results
+
+
+def drive(messages, judged=None):
+    runner, results = make_runner()
+    provisional = {}
+    try:
+        left = runner._drive(ScriptedWorker(messages), list(IDS), provisional, judged)
+    finally:
+        runner.close()
+    return left, results, provisional
+
+
+def well_formed(result):
+    return (set(result) == {"id", "status", "message", "output", "seconds"} and result["id"] in IDS
+            and result["status"] in ("passed", "failed") and isinstance(result["message"], str)
+            and isinstance(result["output"], str) and isinstance(result["seconds"], float))
+
+
+def ok(tid):
+    return {"ev": "result", "id": tid, "status": "passed", "message": "", "output": "", "seconds": 0.1}
+
+
+def test_a_second_start_fails_the_test_and_a_finished_test_announced_again_loses_its_result():
+    left, results, _ = drive([{"ev": "ready"}, {"ev": "start", "id": "9a-0-basic"},
+                              {"ev": "start", "id": "9a-0-basic"}])
+    assert [(r["id"], r["status"]) for r in results] == [("9a-0-basic", "failed")]
+    assert "started 9a-0-basic a second time" in results[0]["message"] and left == ["9a-1-basic", "9a-0-hidden"]
+    left, results, _ = drive([{"ev": "ready"}, {"ev": "start", "id": "9a-0-basic"}, ok("9a-0-basic"),
+                              {"ev": "start", "id": "9a-0-basic"}])
+    # between tests: the finished test loses its result, and the worker's other tests fail with it
+    assert [(r["id"], r["status"]) for r in results] == [("9a-0-basic", "passed"), ("9a-0-basic", "failed"),
+                                                          ("9a-1-basic", "failed"), ("9a-0-hidden", "failed")]
+    # a test with a judge passed in the student's worker: announced again, it never reaches the judge
+    left, results, provisional = drive([{"ev": "ready"}, {"ev": "start", "id": "9a-0-hidden"}, ok("9a-0-hidden"),
+                                        {"ev": "start", "id": "9a-0-hidden"}])
+    assert provisional == {} and [(r["id"], r["status"]) for r in results] == [("9a-0-hidden", "failed"),
+                                                                                 ("9a-0-basic", "failed"),
+                                                                                 ("9a-1-basic", "failed")]
+
+
+@pytest.mark.parametrize("bad", [
+    dict(ok("9a-0-basic"), seconds="soon"), dict(ok("9a-0-basic"), seconds=float("nan")),
+    dict(ok("9a-0-basic"), seconds=True), dict(ok("9a-0-basic"), status="PASSED"),
+    dict(ok("9a-0-basic"), message=["x"]), dict(ok("9a-0-basic"), output="x" * 100_000),
+    dict(ok("9a-0-basic"), score=100), ok("9a-1-basic"), ok("9z-0-basic"), {"ev": "done"}, {"ev": "ready"},
+    {"ev": "import", "module": {"a": 1}}, {"ev": 3}, {"ev": "start", "id": "9a-1-basic"}])
+def test_a_malformed_or_out_of_order_message_fails_the_running_test(bad):
+    left, results, _ = drive([{"ev": "ready"}, {"ev": "start", "id": "9a-0-basic"}, bad])
+    assert [(r["id"], r["status"]) for r in results] == [("9a-0-basic", "failed")], results
+    assert "broke the grader's protocol" in results[0]["message"] and all(map(well_formed, results))
+
+
+def test_the_parent_survives_any_message_a_worker_sends():
+    """1500 random message sequences, signed as the worker signs them: _drive never raises, and every
+    test it settles has one well-formed result."""
+    rng = random.Random(28)
+
+    def value(depth=0):
+        kinds = [lambda: None, lambda: True, lambda: rng.randint(-2**70, 2**70),
+                 lambda: rng.choice([0.5, -1.0, float("inf"), float("nan")]),
+                 lambda: rng.choice(IDS + ["", "x" * 5000, "9a-0-basic\x00", "passed", "failed", "\ud800"]),
+                 lambda: rng.choice(["ready", "start", "import", "imported", "result", "done", "?"]),
+                 lambda: [value(depth + 1) for _ in range(rng.randrange(3))],
+                 lambda: {rng.choice(["ev", "id", "status", "message", "output", "seconds", "module"]):
+                          value(depth + 1) for _ in range(rng.randrange(7))},
+                 lambda: dict(ok(rng.choice(IDS)),
+                              **{rng.choice(["seconds", "status", "id", "output"]): value(depth + 1)})]
+        return rng.choice(kinds[:6] if depth >= 3 else kinds)()
+
+    def message():
+        msg = value()
+        if rng.random() < 0.7:
+            msg = dict(msg) if isinstance(msg, dict) else {}
+            msg.setdefault("ev", rng.choice(["start", "result", "import", "imported", "done", "ready"]))
+            if msg["ev"] in ("start", "result"):
+                msg.setdefault("id", rng.choice(IDS))
+        return msg
+
+    for _ in range(1500):
+        messages = [{"ev": "ready"}] + [message() for _ in range(rng.randrange(1, 8))]
+        judged = {} if rng.random() < 0.3 else None
+        left, results, provisional = drive(messages, judged)
+        settled = list(judged.values()) if judged is not None else results + list(provisional.values())
+        assert all(map(well_formed, settled)), settled
+        assert set(left) <= set(IDS)
+
+    worker = graderUtil.Worker.__new__(graderUtil.Worker)
+    worker.key = b"k" * 32
+    for _ in range(1500):  # whatever a line holds, _verify returns a message or None
+        line = bytes(rng.randrange(256) for _ in range(rng.randrange(40)))
+        line = rng.choice([line, b"[" * 100_000, b'{"m": 1, "h": "x"}', b'{"m": "\\ud800", "h": "\xff"}',
+                           b'{"m": "{}", "h": "' + "é".encode() * 64 + b'"}', json.dumps([1, 2]).encode()])
+        assert worker._verify(line) is None or isinstance(worker._verify(line), dict)
+
+
+def test_reports_that_unpack_to_too_much_are_refused_before_loading(tmp_path):
+    import io
+    import zipfile
+
+    import torch
+
+    honest = io.BytesIO()
+    torch.save({"logits": torch.zeros(100, 256), "shapes": [[1, 2]]}, honest)
+    assert graderUtil.report_problem(honest.getvalue()) is None
+    deflated = io.BytesIO()
+    with zipfile.ZipFile(deflated, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("archive/data.pkl", bytes(65 << 20))
+    assert "unpacks to 65 MiB" in graderUtil.report_problem(deflated.getvalue())
+    small = io.BytesIO()
+    with zipfile.ZipFile(small, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("archive/data.pkl", bytes(1 << 20))
+    assert "compressed" in graderUtil.report_problem(small.getvalue())
+    many = io.BytesIO()
+    with zipfile.ZipFile(many, "w") as archive:
+        for k in range(graderUtil.REPORT_MEMBERS + 1):
+            archive.writestr(f"m{k}", b"")
+    assert "parts" in graderUtil.report_problem(many.getvalue())
+    assert "not a file that torch.save writes" in graderUtil.report_problem(b"\x80\x02}q\x00.")
+    # the judge's side checks too, before torch.load
+    (tmp_path / "9a-0-hidden.report").write_bytes(deflated.getvalue())
+    ctx = graderUtil.Context({"report_dir": str(tmp_path), "submission_dir": ".", "data_dir": ".",
+                              "predictions_dir": ".", "judge": True}, None)
+    with pytest.raises(graderUtil.Fail, match="unpacks to 65 MiB"):
+        ctx.load_report("9a-0-hidden")
+    (tmp_path / "9a-0-hidden.report").write_bytes(honest.getvalue())
+    assert ctx.load_report("9a-0-hidden")["shapes"] == [[1, 2]]
