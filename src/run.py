@@ -229,9 +229,6 @@ def run_training(args, result, name, part, device):
         parts.trained(helper.train, trainer_obj.model, args.writing_params_path, trainer_obj)
     except training.CheckpointError as e:  # a corrupt or mismatched checkpoint given to --resume
         raise UserError(str(e)) from None
-    finally:
-        if tconf.writer is not None:
-            tconf.writer.close()  # the last steps' events reach the file
     print(f"saved {args.writing_params_path} ({time.time() - start:.0f} s)")
     # the params are the run's result now; the checkpoint would only make the next run refuse to start
     checkpoint.unlink(missing_ok=True)
@@ -278,16 +275,20 @@ def main(argv=None):
         net.to(device)
         # the course's TensorBoard writer, handed to helper.py as the course does (None without tensorboard)
         writer = None if args.function == "evaluate" else training.tensorboard_writer(tensorboard_log_dir(args))
-        if args.function == "pretrain":
-            parts.check_corruption(pretrain_dataset)
-            result = helper.pretrain(pretrain_dataset, args.block_size, net, args.pretrain_lr, writer)
-            run_training(args, result, "pretrain", "f", device)
-        elif args.function == "finetune":
-            result = helper.finetune(args.reading_params_path, args.finetune_corpus_path, pretrain_dataset,
-                                     args.block_size, net, args.finetune_lr, writer)
-            run_training(args, result, "finetune", "c", device)
-        else:
-            evaluate(args, net, pretrain_dataset, device)
+        try:
+            if args.function == "pretrain":
+                parts.check_corruption(pretrain_dataset)
+                result = helper.pretrain(pretrain_dataset, args.block_size, net, args.pretrain_lr, writer)
+                run_training(args, result, "pretrain", "f", device)
+            elif args.function == "finetune":
+                result = helper.finetune(args.reading_params_path, args.finetune_corpus_path, pretrain_dataset,
+                                         args.block_size, net, args.finetune_lr, writer)
+                run_training(args, result, "finetune", "c", device)
+            else:
+                evaluate(args, net, pretrain_dataset, device)
+        finally:
+            if writer is not None:
+                writer.close()  # the last steps' events reach the file
     except UserError as e:
         fail(str(e))
     except parts.NotImplementedPart as e:
