@@ -10,8 +10,9 @@ Examples (run.sh wraps these with the course's file names):
 The course hyperparameters are the defaults; the override flags exist for small runs (smoke tests, CPU demos).
 Training writes WRITING_PARAMS_PATH.log.csv (one row per step; python src/plot_losses.py draws it) and, after
 every epoch, WRITING_PARAMS_PATH.ckpt: if a run is interrupted, the same command with --resume continues it.
-Where tensorboard is installed, training also writes the course's TensorBoard log, under src/expt/ (the
-course's folder name and run names; --tb_expt_name names the run): tensorboard --logdir src/expt shows it.
+Where tensorboard is installed, training also writes the course's TensorBoard log into the folder expt/ beside
+this file (the course's folder and run names; --tb_expt_name names the run): `tensorboard --logdir expt`, typed
+in this folder, shows it.
 """
 
 import argparse
@@ -61,7 +62,7 @@ def build_parser():
                    help="the run's name in its TensorBoard log folder (the course's flag; default: run)")
     p.add_argument("--tb_dir", default=DEFAULT_TB_DIR,
                    help="where TensorBoard logs go, one folder per run, when tensorboard is installed "
-                        "(default: src/expt, or $TB_DIR)")
+                        "(default: expt/ beside run.py, or $TB_DIR)")
     p.add_argument("--resume", action="store_true",
                    help="continue an interrupted pretrain/finetune from WRITING_PARAMS_PATH.ckpt (written after "
                         "every epoch, removed once the params are saved); run with the same flags as before")
