@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The assignment's targets.  Usage: ./run.sh <target> [extra run.py flags, e.g. --max_epochs 2]
+# The assignment's targets.  Usage, as the course's run.sh:
+#   ./run.sh <target> [compile|no-compile] [backend] [extra run.py flags, e.g. --max_epochs 2]
+# compile trains with torch.compile (backend: inductor unless named), no-compile (the default) without.
 # Reads the data from src/data/ (or $DATA_DIR) and writes params and predictions into src/submission/
-# (or $OUT_DIR).  Works from any directory.
+# (or $OUT_DIR).  Works from any directory (src/run.sh hands over to this file).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,7 +22,7 @@ perceiver_pretrain perceiver_finetune_with_pretrain perceiver_eval_dev_with_pret
 london_baseline collect_submission demo"
 
 usage() {
-  echo "usage: ./run.sh <target> [extra flags passed to src/run.py]"
+  echo "usage: ./run.sh <target> [compile|no-compile] [backend] [extra flags passed to src/run.py]"
   echo
   echo "targets (in the order of the handout):"
   for t in $TARGETS; do echo "  $t"; done
@@ -44,7 +46,10 @@ need_params() {  # need_params FILE TARGET: the params a target reads must have 
   fi
 }
 
-run_py() { need_data "$WIKI"; "$PYTHON" "$ROOT/src/run.py" --pretrain_corpus_path "$WIKI" "$@"; }
+run_py() {
+  need_data "$WIKI"
+  "$PYTHON" "$ROOT/src/run.py" ${COMPILE[@]+"${COMPILE[@]}"} --pretrain_corpus_path "$WIKI" "$@"
+}
 
 pretrain() {  # pretrain VARIANT
   run_py --function pretrain --variant "$1" --writing_params_path "$OUT/$1.pretrain.params" ${EXTRA[@]+"${EXTRA[@]}"}
@@ -66,6 +71,21 @@ evaluate() {  # evaluate VARIANT PARAMS EVAL_FILE OUTPUT
 
 if [[ $# -lt 1 ]]; then usage; exit 2; fi
 TARGET="$1"; shift
+# The course's optional 2nd and 3rd arguments: compile or no-compile, then the backend (a word, not a flag)
+COMPILE=()
+if [[ "${1:-}" == compile || "${1:-}" == no-compile ]]; then
+  COMPILE=("--$1" --backend "inductor")
+  shift
+  if [[ $# -gt 0 && "$1" != -* ]]; then
+    COMPILE[2]="$1"
+    shift
+  fi
+  case "$TARGET" in
+    london_baseline|collect_submission|demo)
+      echo "error: '${COMPILE[0]#--}' applies to the training and evaluation targets, not $TARGET; leave it out" >&2
+      exit 2 ;;
+  esac
+fi
 EXTRA=("$@")
 mkdir -p "$OUT"
 

@@ -10,11 +10,16 @@ Examples (run.sh wraps these with the course's file names):
 The course hyperparameters are the defaults; the override flags exist for small runs (smoke tests, CPU demos).
 Training writes WRITING_PARAMS_PATH.log.csv (one row per step; python src/plot_losses.py draws it) and, after
 every epoch, WRITING_PARAMS_PATH.ckpt: if a run is interrupted, the same command with --resume continues it.
+Where tensorboard is installed, training also writes the course's TensorBoard log into the folder expt/ beside
+this file (the course's folder and run names; --tb_expt_name names the run): `tensorboard --logdir expt`, typed
+in this folder, shows it.
 """
 
 import argparse
+import os
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent
@@ -28,6 +33,8 @@ import training  # noqa: E402
 from submission import dataset, helper, model, trainer, utils  # noqa: E402
 
 DEFAULT_PRETRAIN_CORPUS = SRC / "data" / course.DATA_FILES["corpus"]
+# The course writes its TensorBoard logs to expt/ beside its run.py; $TB_DIR moves them (the tests do)
+DEFAULT_TB_DIR = os.environ.get("TB_DIR") or str(SRC / "expt")
 
 
 def build_parser():
@@ -46,6 +53,16 @@ def build_parser():
     p.add_argument("--finetune_lr", type=float, default=course.FINETUNE_LR)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default=None, help="cuda, mps or cpu (default: the fastest available)")
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile the model for training (the course's flag; ./run.sh TARGET compile)")
+    p.add_argument("--no-compile", dest="compile", action="store_false", help="train uncompiled (the default)")
+    p.add_argument("--backend", default="inductor",
+                   help="torch.compile's backend with --compile (the course's: inductor, aot_eager or cudagraphs)")
+    p.add_argument("--tb_expt_name", default="run",
+                   help="the run's name in its TensorBoard log folder (the course's flag; default: run)")
+    p.add_argument("--tb_dir", default=DEFAULT_TB_DIR,
+                   help="where TensorBoard logs go, one folder per run, when tensorboard is installed "
+                        "(default: expt/ beside run.py, or $TB_DIR)")
     p.add_argument("--resume", action="store_true",
                    help="continue an interrupted pretrain/finetune from WRITING_PARAMS_PATH.ckpt (written after "
                         "every epoch, removed once the params are saved); run with the same flags as before")
@@ -62,8 +79,6 @@ def build_parser():
                        help="training precision; auto: bf16 autocast on GPUs that compute it natively (compute "
                             "capability 8.0+, not T4/V100) and on CPUs with native bf16 (AVX512-BF16 or AMX), "
                             "else fp32 (weights and loss stay fp32)")
-    small.add_argument("--compile", action="store_true",
-                       help="torch.compile the model for training (CUDA only: on a CPU it was measured slower)")
     small.add_argument("--no_progress", action="store_true", help="hide the progress bar")
     return p
 
@@ -115,6 +130,10 @@ def check_options(args):
         check_resume(args)
     elif args.resume:
         raise UserError("--resume applies to pretrain and finetune, not evaluate")
+    if args.compile and args.function != "evaluate":
+        problem = training.compile_problem(trainer.pick_device(args.device), args.backend)
+        if problem is not None:
+            raise UserError(problem)
     if args.variant == "perceiver" and not 1 <= args.bottleneck_dim <= args.block_size:
         raise UserError(f"--bottleneck_dim {args.bottleneck_dim} must be between 1 and the block size "
                         f"{args.block_size}: the bottleneck is at most as long as the sequence it summarises")
@@ -191,12 +210,19 @@ def check_resume(args):
         raise UserError(f"{ckpt} holds an interrupted run: add --resume to continue it, or delete it to start over")
 
 
+def tensorboard_log_dir(args):
+    """The course's TensorBoard folder for this run:
+    <tb_dir>/<function>/<tb_expt_name>_<variant>_<bottleneck>_pt_lr_<lr>_ft_lr_<lr>_<date-time>."""
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    name = (f"{args.tb_expt_name}_{args.variant}_{args.bottleneck_dim}_pt_lr_{args.pretrain_lr:f}_"
+            f"ft_lr_{args.finetune_lr:f}_{stamp}")
+    return Path(args.tb_dir) / args.function / name
+
+
 def run_training(args, result, name, part, device):
     tconf, trainer_obj = parts.training_pair(result, name, part)
     apply_overrides(tconf, args)
-    if args.compile and device.type != "cuda":
-        print(f"note: --compile only applies on CUDA; training on {device.type} runs uncompiled", file=sys.stderr)
-    training.place(trainer_obj, device, args.precision, compile=args.compile)
+    training.place(trainer_obj, device, args.precision, compile=args.compile, backend=args.backend)
     # the checkpoint (for --resume) and the loss log live beside the params, hooked in as callbacks so that the
     # course's signatures stay as they are
     checkpoint = Path(f"{args.writing_params_path}.ckpt")
@@ -251,16 +277,22 @@ def main(argv=None):
         check_params(args, net)
         device = trainer.pick_device(args.device)  # the one choice of device, for training or evaluation
         net.to(device)
-        if args.function == "pretrain":
-            parts.check_corruption(pretrain_dataset)
-            result = helper.pretrain(pretrain_dataset, args.block_size, net, args.pretrain_lr)
-            run_training(args, result, "pretrain", "f", device)
-        elif args.function == "finetune":
-            result = helper.finetune(args.reading_params_path, args.finetune_corpus_path, pretrain_dataset,
-                                     args.block_size, net, args.finetune_lr)
-            run_training(args, result, "finetune", "c", device)
-        else:
-            evaluate(args, net, pretrain_dataset, device)
+        # the course's TensorBoard writer, handed to helper.py as the course does (None without tensorboard)
+        writer = None if args.function == "evaluate" else training.tensorboard_writer(tensorboard_log_dir(args))
+        try:
+            if args.function == "pretrain":
+                parts.check_corruption(pretrain_dataset)
+                result = helper.pretrain(pretrain_dataset, args.block_size, net, args.pretrain_lr, writer)
+                run_training(args, result, "pretrain", "f", device)
+            elif args.function == "finetune":
+                result = helper.finetune(args.reading_params_path, args.finetune_corpus_path, pretrain_dataset,
+                                         args.block_size, net, args.finetune_lr, writer)
+                run_training(args, result, "finetune", "c", device)
+            else:
+                evaluate(args, net, pretrain_dataset, device)
+        finally:
+            if writer is not None:
+                writer.close()  # the last steps' events reach the file
     except UserError as e:
         fail(str(e))
     except parts.NotImplementedPart as e:

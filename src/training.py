@@ -3,9 +3,11 @@
 The Trainer applies what it is given: a device and a precision, bf16 or fp32.  The decisions and the
 bookkeeping of a long run live here, and hook into the Trainer's loop as callbacks (Trainer.add_callback):
 - resolve_precision: --precision auto means bf16 autocast where the hardware computes bf16 natively, else fp32;
-- place: the run's device and precision, and on CUDA TF32 matmuls, a fused AdamW and, if asked, torch.compile;
+- place: the run's device and precision, a fused AdamW where PyTorch has one (CUDA, CPU), TF32 matmuls on CUDA
+  and, if asked, torch.compile (compile_problem says beforehand when it cannot run);
 - record_losses, log_losses_csv, log_to_writer: every step's loss and learning rate, in a list, in the CSV
-  file <params>.log.csv (src/plot_losses.py draws it) and to a TensorBoard writer;
+  file <params>.log.csv (src/plot_losses.py draws it) and to a TensorBoard writer (tensorboard_writer makes
+  one where tensorboard is installed);
 - keep_checkpoint: the whole training state after every epoch, and --resume from it;
 - add_run_callbacks: all of that bookkeeping at once, in the order it must run, as run.py uses it;
 - fit_workers: the course's DataLoader workers, capped at the cores the run may use.
@@ -74,26 +76,65 @@ def resolve_precision(device, precision):
     return "fp32"
 
 
-def place(trainer, device, precision="auto", compile=False):
+def fused_adamw_devices():
+    """The device types whose PyTorch has the fused AdamW kernel (CUDA, and the CPU since torch 2.4)."""
+    try:
+        from torch.utils._foreach_utils import _get_fused_kernels_supported_devices
+        return set(_get_fused_kernels_supported_devices())
+    except ImportError:  # a torch without the query: CUDA has had the kernel longest
+        return {"cuda"}
+
+
+def compile_problem(device, backend="inductor"):
+    """None if torch.compile with `backend` can run on `device` here, else the sentence that says why not: the
+    backend is unknown, or it is inductor on the CPU, which compiles C++ and needs a compiler (g++ or clang++)."""
+    import torch._dynamo
+
+    backends = torch._dynamo.list_backends(exclude_tags=())
+    if backend not in backends:
+        return f"--backend {backend} is not a torch.compile backend here; use one of {', '.join(sorted(backends))}"
+    if backend == "inductor" and torch.device(device).type == "cpu":
+        from torch._inductor import cpp_builder
+
+        try:
+            cpp_builder.get_cpp_compiler()
+        except Exception:  # noqa: BLE001  (torch says "no compiler found" in more than one way)
+            return ("--compile on the CPU needs a C++ compiler (g++ or clang++) for the inductor backend; install "
+                    "one, or train without compile")
+    return None
+
+
+def place(trainer, device, precision="auto", compile=False, backend="inductor"):
     """Where and how trainer computes, decided once by the driver: on `device`, in the precision that
-    `precision` (auto, bf16 or fp32) resolves to there, and on CUDA the same math in faster kernels: TF32
-    matmuls, a fused AdamW (one kernel for the whole update instead of several per parameter) and, with
-    compile, torch.compile (in place, so the state dict keeps its names; on a CPU it measured slower, so it
-    is CUDA only).  Call it before add_run_callbacks, whose resume loads the optimizer's state."""
+    `precision` (auto, bf16 or fp32) resolves to there, and the same math in faster kernels: a fused AdamW (one
+    kernel for the whole update instead of several per parameter) on every device whose PyTorch has it (CUDA and
+    the CPU), TF32 matmuls on CUDA and, with compile, torch.compile with `backend` (in place, so the state dict
+    keeps its names).  A GPU run takes the same path as a CPU run, only the device differs: the test suite, on
+    CPUs, runs every line of it.  (On a CPU, compiling the course model measured slower than not; it is there
+    for the GPU.)  Call it before add_run_callbacks, whose resume loads the optimizer's state."""
     device = torch.device(device)
     trainer.config.device = device
     trainer.config.precision = resolve_precision(device, precision)
-    if device.type != "cuda":
-        return
-    torch.backends.cuda.matmul.allow_tf32 = True
-    torch.backends.cudnn.allow_tf32 = True
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    if device.type in fused_adamw_devices():
+        def fused_adamw(t):  # made again at the start of training, with the same groups and rates
+            t.optimizer = make_optimizer(t.model, t.config, fused=True)
 
-    def fused_adamw(t):  # made again at the start of training, with the same groups and rates
-        t.optimizer = make_optimizer(t.model, t.config, fused=True)
-
-    trainer.add_callback("on_train_start", fused_adamw)
+        trainer.add_callback("on_train_start", fused_adamw)
     if compile:
-        trainer.model.compile()
+        trainer.model.compile(backend=backend)
+
+
+def tensorboard_writer(log_dir):
+    """A TensorBoard SummaryWriter that writes into log_dir, or None if tensorboard is not installed (the kit
+    does not need it: the CSV loss log has the same numbers)."""
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:
+        return None
+    return SummaryWriter(log_dir=str(log_dir))
 
 
 # ----------------------------------------------------------------------------------------- watching a run

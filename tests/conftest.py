@@ -41,6 +41,18 @@ def free_uid(first, config=None):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def tensorboard_logs_elsewhere(tmp_path_factory):
+    """run.py writes TensorBoard logs (where tensorboard is installed) under src/expt/ unless TB_DIR says
+    otherwise: the runs the tests start write theirs into a temporary folder, not into the checkout."""
+    if "TB_DIR" in os.environ:
+        yield os.environ["TB_DIR"]
+        return
+    os.environ["TB_DIR"] = str(tmp_path_factory.mktemp("expt"))
+    yield os.environ["TB_DIR"]
+    del os.environ["TB_DIR"]
+
+
+@pytest.fixture(scope="session", autouse=True)
 def grader_worker_user(request):
     """As root the grader runs student code as an unprivileged user (`nobody` by default) and kills that user's
     processes before its summary: every grader these tests start uses a free uid of this worker's own instead,

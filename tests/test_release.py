@@ -466,7 +466,14 @@ def rehearse(bundle, root, files, prepare=None):
         zf.extractall(root / "submission")
     if "grader.py" in files:  # an extra file uploaded by hand must be ignored
         (root / "submission" / "grader.py").write_text(files["grader.py"], encoding="utf-8")
-    r = subprocess.run(["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True,
+    # setup.sh's venv, standing in: a script under the venv's path that runs this Python (run_autograder
+    # must run the grader with it; a symbolic link would lose this Python's own venv, if it runs in one).  And
+    # Gradescope runs its own copy of run_autograder, in /autograder, not the bundle's.
+    (root / "venv" / "bin").mkdir(parents=True)
+    (root / "venv" / "bin" / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (root / "venv" / "bin" / "python").chmod(0o755)
+    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+    r = subprocess.run(["bash", str(root / "run_autograder")], capture_output=True, text=True,
                        env={**__import__("os").environ, "AUTOGRADER_ROOT": str(root)}, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     import json
@@ -477,17 +484,93 @@ def rehearse(bundle, root, files, prepare=None):
     return results
 
 
+GRADESCOPE = ROOT / "tools" / "gradescope"
+
+
 def test_setup_sh_installs_the_cpu_build_of_the_torch_that_requirements_pins(tmp_path):
+    setup = (GRADESCOPE / "setup.sh").read_text(encoding="utf-8")
     pin = torch_pin()
-    line = next(line for line in release.SETUP_SH.splitlines() if line.startswith("TORCH_PIN="))
+    line = next(line for line in setup.splitlines() if line.startswith("TORCH_PIN="))
     requirements = tmp_path / "requirements.txt"
     for text in ((ROOT / "requirements.txt").read_text(), f"numpy==1.0\n{pin}  # a comment\n"):
         requirements.write_text(text)
-        script = line.replace("/autograder/source/requirements.txt", str(requirements)) + '; echo "$TORCH_PIN"'
+        script = line.replace('"$SOURCE/requirements.txt"', f"'{requirements}'") + '; echo "$TORCH_PIN"'
         assert subprocess.run(["bash", "-c", script], capture_output=True, text=True).stdout.strip() == pin
-    assert "--index-url https://download.pytorch.org/whl/cpu" in release.SETUP_SH
-    assert pin.split("==")[1] not in release.SETUP_SH  # the version is read, never written twice
-    assert "useradd" in release.SETUP_SH and " grader" in release.SETUP_SH
+    # the CPU wheel index first, then the default index; never into the system Python (PEP 668), never `|| true`
+    cpu = setup.index('"$TORCH_PIN" --index-url "$CPU_INDEX"')
+    assert 'CPU_INDEX="https://download.pytorch.org/whl/cpu"' in setup
+    assert cpu < setup.index('"${PIP[@]}" "$TORCH_PIN"\n') < setup.index('"${PIP[@]}" -r "$SOURCE/requirements.txt"')
+    assert 'PIP=("$VENV/bin/python" -m pip install' in setup and '"$PYTHON" -m venv "$VENV"' in setup
+    assert "|| true" not in setup and "python3 -m pip" not in setup and "set -euo pipefail" in setup
+    assert pin.split("==")[1] not in setup  # the version is read, never written twice
+    assert "useradd" not in setup  # the grader picks a free user id of its own for each run
+
+
+def test_run_autograder_runs_the_grader_with_setup_sh_s_venv(tmp_path):
+    # setup.sh makes $ROOT/venv; run_autograder runs that venv's python on the bundle's autograder_run.py
+    setup = (GRADESCOPE / "setup.sh").read_text(encoding="utf-8")
+    run = (GRADESCOPE / "run_autograder").read_text(encoding="utf-8")
+    assert 'VENV="$ROOT/venv"' in setup and 'PYTHON="$ROOT/venv/bin/python"' in run
+    assert 'exec "$PYTHON" "$ROOT/source/autograder_run.py"' in run
+    # without the venv: one sentence, and no grading with whatever python3 the image has
+    r = subprocess.run(["bash", str(GRADESCOPE / "run_autograder")], capture_output=True, text=True,
+                       env={**os.environ, "AUTOGRADER_ROOT": str(tmp_path)})
+    assert r.returncode == 1 and "setup.sh did not finish" in r.stderr and not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("name", ["setup.sh", "run_autograder"])
+def test_gradescope_entry_points_parse_and_pass_shellcheck(name):
+    path = GRADESCOPE / name
+    assert os.access(path, os.X_OK), f"{path} must be executable"
+    r = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed (apt-get install shellcheck)")
+    r = subprocess.run(["shellcheck", str(path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout
+
+
+def local_imports(path, src):
+    """The modules of src/ (e.g. course, submission.model) that the Python file at path imports."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        else:
+            continue
+        for name in names:
+            rel = Path(*name.split("."))
+            if (src / rel).with_suffix(".py").is_file() or (src / rel / "__init__.py").is_file():
+                found.add(name)
+    return found
+
+
+def test_the_bundle_holds_every_file_the_grader_imports(bundle, tmp_path):
+    import zipfile
+
+    with zipfile.ZipFile(bundle) as zf:
+        zf.extractall(tmp_path)
+    src = ROOT / "src"
+    # from Gradescope's entry (autograder_run.py) through the grader, every module it reaches in src/
+    todo = [ROOT / "tools" / "autograder_run.py", src / "grader.py"]
+    seen = set()
+    while todo:
+        path = todo.pop()
+        for name in local_imports(path, src) - seen:
+            seen.add(name)
+            rel = Path(*name.split("."))
+            module = (src / rel).with_suffix(".py") if (src / rel).with_suffix(".py").is_file() else src / rel / "__init__.py"
+            todo.append(module)
+            shipped = tmp_path / "starter" / "src" / module.relative_to(src)
+            assert shipped.is_file(), f"the bundle lacks {module.relative_to(ROOT)}, which the grader imports"
+    assert {"course", "graderUtil", "grader_written"} <= seen
+    for name in ("setup.sh", "run_autograder", "autograder_run.py", "requirements.txt"):
+        assert (tmp_path / name).is_file(), name
+    assert (tmp_path / "setup.sh").read_bytes() == (GRADESCOPE / "setup.sh").read_bytes()
 
 
 def test_an_upload_is_read_by_one_rule_flat_or_in_folders(tmp_path):

@@ -29,10 +29,10 @@ def run_sh(*args, env=None):
 def test_pretrain_finetune_evaluate(world, variant):
     path, people = world
     common = ["--variant", variant, "--pretrain_corpus_path", str(path / "wiki.txt"), *SMALL_FLAGS]
-    # --compile is accepted everywhere; without CUDA it says it is ignored
-    r = run_py("--function", "pretrain", "--writing_params_path", str(path / "pre.params"), "--compile", *common)
+    # the course's run.sh passes --no-compile and a backend to every target (tests/test_compile.py compiles)
+    r = run_py("--function", "pretrain", "--writing_params_path", str(path / "pre.params"), "--no-compile",
+               "--backend=inductor", *common)
     assert r.returncode == 0, r.stderr
-    assert ("--compile only applies on CUDA" in r.stderr) != torch.cuda.is_available()
     r = run_py("--function", "finetune", "--reading_params_path", str(path / "pre.params"),
                "--writing_params_path", str(path / "ft.params"),
                "--finetune_corpus_path", str(path / "birth_places_train.tsv"), *common)

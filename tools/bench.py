@@ -15,7 +15,7 @@ the course-style fp32 step varies by up to 1.5x from step to step).
     fp32, no padding trimming, a dataset that looks up every character in a dictionary, and a new
     4-worker DataLoader every epoch (its start-up is measured and spread over the epoch's steps).
     Default: the project's Trainer.train loop, set up as src/run.py sets it up (the precision
-    "auto" resolves to; TF32 and fused AdamW on CUDA), and its one persistent 4-worker DataLoader;
+    "auto" resolves to; fused AdamW, and TF32 on CUDA), and its one persistent 4-worker DataLoader;
     a step is timed from the end of the one before.  Both train the same math (the course's
     optimizer groups, data order and schedule; tests/test_bench.py checks they reach the same
     parameters), so only the speed differs.
@@ -187,7 +187,7 @@ def forever(loader):
 
 def default_trainer(model, dataset, device, precision="auto", **conf):
     """A Trainer on the project's default path, set up as src/run.py sets one up: on `device`, in the
-    precision `precision` resolves to there, with TF32 and fused AdamW on CUDA.  It runs until timed_run
+    precision `precision` resolves to there, with the fused AdamW (and TF32 on CUDA).  It runs until timed_run
     stops it."""
     conf = {"max_epochs": 10**6, "show_progress": False, **conf}
     trainer = Trainer(model, dataset, None, TrainerConfig(**conf))

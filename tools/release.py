@@ -175,24 +175,9 @@ def build_student(out_dir, root=ROOT):
     return sorted(files)
 
 
-SETUP_SH = """#!/usr/bin/env bash
-# Gradescope runs this once when it builds the autograder image.
-set -euo pipefail
-apt-get update -qq && apt-get install -y -qq python3 python3-pip > /dev/null || true
-# the unprivileged user the grader runs student code as (graderUtil.py falls back to nobody)
-id -u grader > /dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin grader || true
-# no GPU on Gradescope: the CPU build of the pinned torch (the default wheel pulls GBs of CUDA libraries);
-# the -r below then finds torch installed at the pinned version
-TORCH_PIN="$(sed -n 's/^\\(torch==[^[:space:];#]*\\).*/\\1/p' /autograder/source/requirements.txt | head -n 1)"
-: "${TORCH_PIN:?requirements.txt pins no torch version}"
-python3 -m pip install --quiet "$TORCH_PIN" --index-url https://download.pytorch.org/whl/cpu
-python3 -m pip install --quiet -r /autograder/source/requirements.txt
-"""
-
-RUN_AUTOGRADER = """#!/usr/bin/env bash
-# Gradescope runs this for every submission; results go to /autograder/results/results.json.
-exec python3 "$(dirname "$0")/autograder_run.py"
-"""
+# Gradescope's two entry points, real files of the repository (shellcheck-clean, tests/test_release.py): setup.sh
+# builds the image's Python (a venv with the CPU torch), run_autograder grades one submission with it.
+ENTRY_POINTS = ("setup.sh", "run_autograder")
 
 
 def grading_files(root=ROOT):
@@ -228,14 +213,14 @@ def build_autograder(out_zip, root=ROOT):
         shutil.copy2(answers, bundle / "answers" / "birth_test.tsv")
         shutil.copy2(root / "requirements.txt", bundle / "requirements.txt")
         shutil.copy2(root / "tools" / "autograder_run.py", bundle / "autograder_run.py")
-        (bundle / "setup.sh").write_text(SETUP_SH)
-        (bundle / "run_autograder").write_text(RUN_AUTOGRADER)
+        for name in ENTRY_POINTS:
+            shutil.copy2(root / "tools" / "gradescope" / name, bundle / name)
         tmp_zip = Path(tmp) / "autograder.zip"
         with zipfile.ZipFile(tmp_zip, "w", zipfile.ZIP_DEFLATED) as zf:
             for path in sorted(bundle.rglob("*")):
                 if path.is_file():
                     info = zipfile.ZipInfo.from_file(path, path.relative_to(bundle).as_posix())
-                    if path.name in ("setup.sh", "run_autograder", "run.sh"):
+                    if path.name in (*ENTRY_POINTS, "run.sh"):
                         info.external_attr = 0o100755 << 16  # executable, as Gradescope expects
                     zf.writestr(info, path.read_bytes(), zipfile.ZIP_DEFLATED)
         out_zip.parent.mkdir(parents=True, exist_ok=True)

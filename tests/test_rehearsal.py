@@ -1,0 +1,66 @@
+"""tools/rehearse_gradescope.sh, the clean-room rehearsal of the Gradescope bundle, takes 10-15 minutes and
+network access (README: the instructor's section): these tests check the pieces that run here."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))  # release.py
+sys.path.insert(0, str(ROOT / "tools" / "gradescope"))
+import rehearsal  # noqa: E402
+
+SCRIPT = ROOT / "tools" / "rehearse_gradescope.sh"
+
+
+def test_the_rehearsal_script_parses_and_passes_shellcheck():
+    assert subprocess.run(["bash", "-n", str(SCRIPT)]).returncode == 0
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed (apt-get install shellcheck)")
+    r = subprocess.run(["shellcheck", str(SCRIPT)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout
+
+
+def test_the_rehearsal_refuses_an_unknown_distribution_before_doing_anything(tmp_path):
+    r = subprocess.run(["bash", str(SCRIPT), "sid", str(tmp_path / "work")], capture_output=True, text=True)
+    assert (r.returncode, r.stderr.strip()) == (1, "error: unknown distribution 'sid'; use bookworm or trixie")
+    assert not (tmp_path / "work").exists()
+
+
+def test_the_submissions_are_laid_out_as_gradescope_unpacks_them(tmp_path):
+    import course
+    import release
+
+    starter = tmp_path / "starter"
+    release.build_student(starter)
+    rehearsal.write_submissions(tmp_path / "subs", starter)
+    names = {d.name: sorted(p.name for p in d.iterdir()) for d in (tmp_path / "subs").iterdir()}
+    assert sorted(names) == sorted(rehearsal.NAMES)
+    deliverables = sorted(course.DELIVERABLES + course.OPTIONAL_FILES)  # flat, as collect_submission zips them
+    assert names["reference"] == names["untrusted"] == deliverables
+    assert names["empty"] == sorted(p.name for p in (starter / "src" / "submission").glob("*.py"))
+    assert names["misbehaving"] == sorted(course.CODE_FILES + course.OPTIONAL_FILES)
+    assert "Popen" in (tmp_path / "subs" / "misbehaving" / "helper.py").read_text(encoding="utf-8")
+
+
+def results(*tests):
+    return {"score": sum(score for _, score, _ in tests),
+            "tests": [{"name": name, "score": score, "max_score": top} for name, score, top in tests]}
+
+
+@pytest.mark.parametrize("name, scores, ok", [
+    ("reference", (2, 3), True), ("reference", (2, 0), False),
+    ("untrusted", (2, 0), True), ("misbehaving", (2, 0), True), ("misbehaving", (0, 0), False),
+    ("misbehaving", (2, 3), False),  # points for predictions it never handed in
+    ("empty", (0, 0), True), ("empty", (2, 0), False),
+])
+def test_the_rehearsal_expects_each_submission_s_score(tmp_path, name, scores, ok):
+    code, predictions = scores
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(results(("1c-0-basic: the code", code, 2),
+                                       ("1f-0-hidden: vanilla.pretrain.dev.predictions: accuracy", predictions, 3))))
+    assert rehearsal.check(name, path)[0] is ok

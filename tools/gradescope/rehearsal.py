@@ -1,0 +1,152 @@
+"""The submissions that tools/rehearse_gradescope.sh uploads, and the scores it expects of them.
+
+  python tools/gradescope/rehearsal.py submissions OUT_DIR   # OUT_DIR/<name>/: the files a student uploads
+  python tools/gradescope/rehearsal.py check NAME results.json
+
+The submissions, laid out as Gradescope unpacks them (the flat zip of ./run.sh collect_submission):
+  reference    the reference's 18 deliverables: its 7 code files, the 6 prediction files and the 5 params
+               files.  Models that reach the accuracy bars take hours of GPU training, so the data is made to
+               fit the models instead (tests/course_params.py): the bundle's dev and held-out answers (cut to 60
+               questions) are rewritten as the answers of course-sized models that the params hold, and the
+               predictions are those models' own: every point, 64 + 10 extra credit.
+  untrusted    the reference's code with the answer key as predictions and untrained course-sized params: the
+               judge decodes the questions with the params, finds other answers, and every prediction test
+               scores 0; the code earns the rest.
+  empty        the student starter's files as released: 0.
+  misbehaving  the reference's code, but helper.py prints 20,000 lines when imported and leaves a child
+               process behind that ignores SIGTERM, and no predictions: its code's points, and no process of
+               the worker user left once the grader is done.
+"""
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src"
+NAMES = ("reference", "untrusted", "empty", "misbehaving")
+# the grader's prediction tests are registered with the prediction file's name in their description
+PREDICTION_MARK = ".predictions"
+
+MISBEHAVIOUR = '''
+# --- rehearsal: a submission that misbehaves when imported --------------------------------------------------
+import os as _os
+import subprocess as _subprocess
+import sys as _sys
+
+for _i in range(20000):
+    print(f"helper.py says hello, line {_i}: " + "x" * 60)
+# a child in a session of its own that ignores SIGTERM, and leaves a mark in /tmp (the rehearsal counts them)
+_subprocess.Popen([_sys.executable, "-c", "import os, signal, time\\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\\n"
+                   "open(f'/tmp/rehearsal-child.{os.getpid()}', 'w').close()\\ntime.sleep(3600)"],
+                  start_new_session=True, stdout=_subprocess.DEVNULL, stderr=_subprocess.DEVNULL)
+'''
+
+
+def answers(path):
+    return "".join(line.split("\t")[1] + "\n" for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+
+
+def write_params(out):
+    """The five params files: course-sized models built by the reference's own code, untrained."""
+    sys.path.insert(0, str(SRC))
+    import torch
+
+    import course
+    from submission import dataset, helper, model
+
+    torch.manual_seed(0)
+    corpus = (SRC / "data" / course.DATA_FILES["corpus"]).read_text(encoding="utf-8")
+    vocab = dataset.CharCorruptionDataset(corpus, course.MODEL["block_size"]).vocab_size
+    for name in course.PARAMS_FILES:
+        mconf = model.GPTConfig(vocab, **course.MODEL)
+        if name.startswith("vanilla"):
+            net = helper.initialize_vanilla_model(mconf)
+        else:
+            net = helper.initialize_perceiver_model(mconf, course.BOTTLENECK_DIM)
+        torch.save(net.state_dict(), out / name)
+
+
+def write_submissions(out_dir, starter):
+    """OUT_DIR/<name>/ for each of NAMES; `starter` is the released starter's root.  When it is an unpacked
+    bundle's starter/ (beside answers/), the bundle's data is made to fit the reference's models first."""
+    sys.path[:0] = [str(SRC), str(ROOT / "tests")]
+    import course
+
+    out_dir = Path(out_dir)
+    untrusted = out_dir / "untrusted"
+    untrusted.mkdir(parents=True)
+    for name in course.CODE_FILES + course.OPTIONAL_FILES:
+        shutil.copy2(SRC / "submission" / name, untrusted / name)
+    dev = answers(SRC / "data" / course.DATA_FILES["dev"])
+    test = answers(SRC / "data" / "birth_test.tsv")  # the held-out answers, which the bundle carries
+    for name in course.PREDICTION_FILES:
+        (untrusted / name).write_text(dev if ".dev." in name else test, encoding="utf-8")
+    write_params(untrusted)
+    assert sorted(p.name for p in untrusted.iterdir()) == sorted(course.DELIVERABLES + course.OPTIONAL_FILES)
+    shutil.copytree(untrusted, out_dir / "reference")
+    bundle = Path(starter).parent
+    if (bundle / "answers" / "birth_test.tsv").is_file():
+        import course_params
+
+        for name, data in course_params.fit_bundle(bundle).items():  # params (3 names) and predictions
+            (out_dir / "reference" / name).write_bytes(data)
+        for pretrain, finetune in (("vanilla.pretrain.params", "vanilla.finetune.params"),
+                                   ("perceiver.pretrain.params", "perceiver.finetune.params")):
+            shutil.copy2(out_dir / "reference" / finetune, out_dir / "reference" / pretrain)
+    empty = out_dir / "empty"
+    empty.mkdir()
+    for path in sorted((Path(starter) / "src" / "submission").glob("*.py")):
+        shutil.copy2(path, empty / path.name)
+    bad = out_dir / "misbehaving"
+    bad.mkdir()
+    for name in course.CODE_FILES + course.OPTIONAL_FILES:
+        shutil.copy2(SRC / "submission" / name, bad / name)
+    with open(bad / "helper.py", "a", encoding="utf-8") as f:
+        f.write(MISBEHAVIOUR)
+
+
+def expected_score(name, results):
+    """The score `name` must get, from its results.json (whose max_score values come from points.json)."""
+    tests = results["tests"]
+    if name == "reference":
+        return sum(t["max_score"] for t in tests)
+    if name == "empty":
+        return 0
+    return sum(t["max_score"] for t in tests if PREDICTION_MARK not in t["name"])  # the code's points
+
+
+def check(name, results_path):
+    """(ok, one line): whether results.json holds the score expected of submission `name`."""
+    results = json.loads(Path(results_path).read_text(encoding="utf-8"))
+    score, total = results["score"], sum(t["max_score"] for t in results["tests"])
+    want = expected_score(name, results)
+    failed = [t["name"] for t in results["tests"] if t["score"] < t["max_score"]]
+    line = f"{name}: {score:g} of {total:g} points (expected {want:g}); {len(results['tests'])} tests"
+    if failed and name in ("reference", "untrusted", "misbehaving"):
+        line += f", below full marks: {'; '.join(failed)[:600]}"
+    return abs(score - want) < 1e-9, line
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("submissions", help="write the rehearsal's submissions into OUT_DIR")
+    s.add_argument("out_dir")
+    s.add_argument("--starter", required=True, help="the released starter (the bundle's starter/ folder)")
+    c = sub.add_parser("check", help="check one results.json")
+    c.add_argument("name", choices=NAMES)
+    c.add_argument("results")
+    args = p.parse_args(argv)
+    if args.command == "submissions":
+        write_submissions(args.out_dir, args.starter)
+        return 0
+    ok, line = check(args.name, args.results)
+    print(("ok    " if ok else "WRONG ") + line)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
