@@ -26,13 +26,13 @@ suite checks the paths against each other.
 """
 
 import contextlib
-import os
 import sys
 
 import torch
 from torch.nn import functional as F
 
 import course
+from fileio import read_tsv, write_text_atomic
 from submission.attention import CausalCrossAttention, CausalSelfAttention
 from submission.utils import sample
 
@@ -41,25 +41,19 @@ MAX_ANSWER_CHARS = course.ANSWER_CHARS  # characters the course decodes after "q
 
 def read_questions(path):
     """The question column of a birthplace TSV (answers, if present, are ignored)."""
-    with open(path, encoding="utf-8") as f:
-        return [line.rstrip("\r\n").split("\t")[0] for line in f if line.strip()]
+    return [row[0] for row in read_tsv(path)]
 
 
 def has_answers(path):
     """Whether a birthplace TSV has an answer column (the test set's are held out), as utils.evaluate_places
     decides it: by the first line.  run.py asks first, so that a file without answers gets one message."""
-    with open(path, encoding="utf-8") as f:
-        first = next((line for line in f if line.strip()), "")
-    return len(first.rstrip("\r\n").split("\t")) > 1
+    rows = read_tsv(path)
+    return bool(rows) and len(rows[0]) > 1
 
 
 def write_predictions(path, predictions):
-    """One prediction per line; the file appears complete or not at all (a temporary file, renamed)."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        for line in predictions:
-            f.write(line + "\n")
-    os.replace(tmp, path)
+    """One prediction per line; the file appears complete or not at all (fileio.atomic_path)."""
+    write_text_atomic(path, "".join(line + "\n" for line in predictions))
 
 
 def predict_place(model, question, vocab, device):

@@ -19,15 +19,14 @@ import sys
 import time
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parent
-sys.path.insert(0, str(SRC))
+import decoding
+import training
+from london_baseline import most_common_place
+import parts  # an empty student part is named, as run.py does
+from submission import dataset, helper, model, utils
+from submission.trainer import pick_device
 
-import decoding  # noqa: E402
-import training  # noqa: E402
-from london_baseline import most_common_place  # noqa: E402
-import parts  # noqa: E402  (an empty student part is named, as run.py does)
-from submission import dataset, helper, model, utils  # noqa: E402
-from submission.trainer import pick_device  # noqa: E402
+SRC = Path(__file__).resolve().parent
 
 
 class DemoConfig:

@@ -10,12 +10,11 @@ import argparse
 import sys
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parent
-sys.path.insert(0, str(SRC))
+import course
+import parts
+from submission.dataset import CharCorruptionDataset, NameDataset
 
-import course  # noqa: E402
-import parts  # noqa: E402
-from submission.dataset import CharCorruptionDataset, NameDataset  # noqa: E402
+SRC = Path(__file__).resolve().parent
 
 
 def main(argv=None):

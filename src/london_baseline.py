@@ -9,16 +9,15 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parent
-sys.path.insert(0, str(SRC))
+from decoding import read_questions
+from fileio import read_tsv
+from submission.utils import evaluate_places
 
-from decoding import read_questions  # noqa: E402
-from submission.utils import evaluate_places  # noqa: E402
+SRC = Path(__file__).resolve().parent
 
 
 def most_common_place(train_path):
-    with open(train_path, encoding="utf-8") as f:
-        places = [line.rstrip("\r\n").split("\t")[1] for line in f if "\t" in line]
+    places = [row[1] for row in read_tsv(train_path) if len(row) > 1]
     if not places:
         raise ValueError(f"{train_path} has no question<TAB>place lines")
     # ties go to the place seen first, so the answer does not depend on hashing

@@ -10,9 +10,10 @@ kit, so without it this says what to install and exits with status 2.
 
 import argparse
 import csv
-import os
 import sys
 from pathlib import Path
+
+from fileio import atomic_path
 
 
 def fail(message):
@@ -60,14 +61,10 @@ def main(argv=None):
     ax_lr.set_ylabel("learning rate")
     ax_lr.set_xlabel("step")
     fig.tight_layout()
-    # write beside the target and rename, so an interrupted plot never leaves half a PNG over a good one
+    # an interrupted plot never leaves half a PNG over a good one
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_name(f"{args.out.name}.tmp{os.getpid()}.png")
-    try:
+    with atomic_path(args.out) as tmp:
         fig.savefig(tmp, dpi=120)
-        os.replace(tmp, args.out)
-    finally:
-        tmp.unlink(missing_ok=True)
     print(f"wrote {args.out}")
 
 

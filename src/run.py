@@ -22,15 +22,14 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parent
-sys.path.insert(0, str(SRC))
+import course  # the course's model size, bottleneck and learning rates
+import decoding
+import params_file
+import parts
+import training
+from submission import dataset, helper, model, trainer, utils
 
-import course  # noqa: E402  (the course's model size, bottleneck and learning rates)
-import decoding  # noqa: E402
-import params_file  # noqa: E402
-import parts  # noqa: E402
-import training  # noqa: E402
-from submission import dataset, helper, model, trainer, utils  # noqa: E402
+SRC = Path(__file__).resolve().parent
 
 DEFAULT_PRETRAIN_CORPUS = SRC / "data" / course.DATA_FILES["corpus"]
 # The course writes its TensorBoard logs to expt/ beside its run.py; $TB_DIR moves them (the tests do)

@@ -21,6 +21,7 @@ import time
 import numpy as np
 import torch
 
+from fileio import atomic_path
 from submission.trainer import make_optimizer, save_atomic
 
 # ----------------------------------------------------------------------------------------- precision
@@ -157,12 +158,11 @@ def restart_log(path, keep_before):
     if os.path.exists(path):
         with open(path, newline="", encoding="utf-8") as f:
             rows = [r for r in csv.DictReader(f) if r.get("step", "").isdigit() and int(r["step"]) < keep_before]
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        out = csv.DictWriter(f, LOG_FIELDS, extrasaction="ignore")
-        out.writeheader()
-        out.writerows(rows)
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", newline="", encoding="utf-8") as f:
+            out = csv.DictWriter(f, LOG_FIELDS, extrasaction="ignore")
+            out.writeheader()
+            out.writerows(rows)
 
 
 def log_losses_csv(trainer, path):

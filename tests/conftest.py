@@ -2,7 +2,6 @@
 
 import os
 import random
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,6 @@ for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
-sys.path.insert(0, str(SRC))
 
 COURSE_DATA = ROOT.parent / "shared" / "course-data"
 

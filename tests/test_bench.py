@@ -3,15 +3,10 @@ exactly the project's examples (same spec, same random draws), or the comparison
 The benchmark itself runs outside CI (python tools/bench.py)."""
 
 import random
-import sys
 
+import bench
 import torch
-
-from conftest import ROOT
 from submission.dataset import CharCorruptionDataset, NameDataset
-
-sys.path.insert(0, str(ROOT / "tools"))
-import bench  # noqa: E402
 
 
 def same_examples(a, b, seed, indices):

@@ -5,16 +5,13 @@ committed; these tests skip when the folder is absent.
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = Path(__file__).resolve().parents[1].parent / "shared" / "course-data"
-sys.path.insert(0, str(ROOT / "src" / "data"))
-
-import measure  # noqa: E402
+import measure
 
 pytestmark = pytest.mark.skipif(not (COURSE / "wiki.txt").is_file(),
                                 reason="course data not present (../shared/course-data)")

@@ -17,8 +17,7 @@ import pytest
 
 from conftest import ROOT, SRC, make_world
 
-sys.path.insert(0, str(ROOT / "tools"))
-import grade_class  # noqa: E402
+import grade_class
 
 # graded as root with user ids picked when the test starts: in one xdist worker, one at a time
 pytestmark = pytest.mark.xdist_group("root-uids")

@@ -47,11 +47,8 @@ def test_notebook_is_valid_nbformat_4_with_outputs_stripped():
 
 
 def test_notebook_ships_in_the_starter_but_not_in_the_submission_zip():
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import release
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
+    import release
+
     rel = NOTEBOOK.relative_to(ROOT).as_posix()
     assert not release.is_excluded(rel, release.exclude_patterns())
     # collect_submission zips the .py files of src/submission itself; the notebook is one folder down

@@ -11,8 +11,7 @@ import pytest
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "tools"))
-import release  # noqa: E402
+import release
 
 
 @pytest.fixture(scope="module")

@@ -13,13 +13,10 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
-if str(SRC) not in sys.path:
-    sys.path.insert(0, str(SRC))
-
-import attention_simulation  # noqa: E402
-import grader  # noqa: E402
-import grader_written  # noqa: E402
-from submission import attention_exploration as reference  # noqa: E402
+import attention_simulation
+import grader
+import grader_written
+from submission import attention_exploration as reference
 
 FUNCTIONS = ["copy_query", "average_query", "gaussian_average_query", "two_head_queries",
              "kqv_matrices", "vanilla_attention_cost", "perceiver_attention_cost"]
