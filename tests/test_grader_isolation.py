@@ -9,6 +9,7 @@ the grader's; a process holding the worker's pipes open does not stall the gradi
 
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -373,3 +374,19 @@ def test_the_bundle_closes_all_of_gradescopes_folder_but_the_upload(tmp_path):
     assert (mode("source"), mode("results"), mode("submission_metadata.json"), mode("run_autograder")) == (
         0o700, 0o700, 0o600, 0o700)
     assert (mode("submission"), mode("submission/model.py"), mode(".")) == (0o755, 0o644, 0o711)
+
+
+def test_the_bundle_leaves_the_graders_python_open(tmp_path, monkeypatch):
+    """The venv that setup.sh made in Gradescope's folder stays readable and runnable after the folder is closed:
+    student code imports from it late and may start sys.executable (a rehearsal found a submission's child
+    process refused with "Permission denied: '/autograder/venv/bin/python'").  Nothing else opens with it."""
+    import autograder_run
+
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "venv"))
+    monkeypatch.setattr(sys, "exec_prefix", str(tmp_path / "venv"))
+    monkeypatch.setattr(sys, "base_prefix", str(tmp_path / "python" / "cpython-3.11"))
+    monkeypatch.setattr(sys, "base_exec_prefix", "/usr")
+    assert autograder_run.interpreter_folders(tmp_path) == ("python", "venv")
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "source" / "env"))  # never opens the bundle
+    monkeypatch.setattr(sys, "base_prefix", str(tmp_path))  # nor the whole folder
+    assert autograder_run.interpreter_folders(tmp_path) == ("venv",)

@@ -11,9 +11,9 @@ Layout (Gradescope's, or $AUTOGRADER_ROOT for a local rehearsal):
 Only the deliverables (the starter's src/submission/*.py names, the six prediction files and the five
 parameter files) are taken from the submission and laid over a fresh copy of the starter, so a student
 cannot replace the grader.  Gradescope runs this as root: everything in the root folder but submission/
-(answers, reference, results, submission_metadata.json) is made readable by root only, the grading copy
-lies in a root-only temporary folder, and the grader runs the student's code as an unprivileged user id of
-its own, see graderUtil.py.
+and the grader's Python (setup.sh's venv/) is made readable by root only (answers, reference, results,
+submission_metadata.json), the grading copy lies in a root-only temporary folder, and the grader runs the
+student's code as an unprivileged user id of its own, see graderUtil.py.
 """
 
 import json
@@ -45,12 +45,26 @@ def close_to_others(root, keep):
     os.chmod(root, 0o711)  # enterable, not listable
 
 
+def interpreter_folders(root):
+    """The folders directly in root that hold the Python running the grader: setup.sh's venv/ (and python/,
+    where setup.sh had uv install one).  They stay open: anyone may read installed packages, and the student's
+    code needs them after the privilege drop, for an import made late or a child process that runs
+    sys.executable.  source/ and results/ are never among them."""
+    root = os.path.realpath(root)
+    names = set()
+    for prefix in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+        rel = os.path.relpath(os.path.realpath(prefix), root)
+        if rel != os.curdir and not rel.startswith(os.pardir):
+            names.add(Path(rel).parts[0])
+    return tuple(sorted(names - {"source", "results"}))
+
+
 def main():
     root = Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
     source, submission, results = root / "source", root / "submission", root / "results"
     results.mkdir(parents=True, exist_ok=True)
     if os.name == "posix" and os.geteuid() == 0:
-        close_to_others(root, keep=("submission",))
+        close_to_others(root, keep=("submission",) + interpreter_folders(root))
     work = Path(tempfile.mkdtemp(prefix="grading-"))
     shutil.copytree(source / "starter", work, dirs_exist_ok=True)
     os.chmod(work, 0o700)  # root's alone (copytree gave it the starter's mode): the grader's workers get copies

@@ -81,15 +81,19 @@ inside bash -c 'cd /autograder && ./setup.sh' 2>&1 | tee "$WORK/setup.log"
 echo "setup.sh ($DIST): $(( $(now) - start )) s"
 cp "$ROOTFS/autograder/source/run_autograder" "$ROOTFS/autograder/run_autograder"
 
-# 4. The submissions.  After run_autograder, the same namespace lists what still runs as the worker user.
+# 4. The submissions.  After run_autograder, the same namespace lists what still runs as the worker user.  The
+# misbehaving submission's children leave marks in a folder that everyone may write to, and that the grader
+# does not empty (it removes what its worker user made in /tmp and the like).
+MARKS="$(python3 "$REPO/tools/gradescope/rehearsal.py" marks)"
+mkdir -p "$ROOTFS$MARKS" && chmod 1733 "$ROOTFS$MARKS"
 status=0
 for name in reference untrusted empty misbehaving; do
   rm -rf "$ROOTFS/autograder/submission" "$ROOTFS/autograder/results"
   cp -a "$WORK/submissions/$name" "$ROOTFS/autograder/submission"
+  rm -f "$ROOTFS$MARKS"/*
   start=$(now)
   # shellcheck disable=SC2016  # expanded by the shell inside the root filesystem
   inside bash -c '
-    rm -f /tmp/rehearsal-child.*
     /autograder/run_autograder
     left=0
     for p in /proc/[0-9]*; do  # the grader runs student code as a user id of 59000..59999 (graderUtil.WORKER_UIDS)
@@ -98,9 +102,10 @@ for name in reference untrusted empty misbehaving; do
         echo "left running as uid $owner: $(tr "\0" " " < "$p/cmdline")"; left=1
       fi
     done
-    echo "rehearsal: child processes the submission started: $(find /tmp -maxdepth 1 -name "rehearsal-child.*" | wc -l)"
     exit $left' \
     > "$WORK/$name.log" 2>&1 || { echo "$name: run_autograder failed (see $WORK/$name.log)"; status=1; }
+  echo "rehearsal: child processes the submission started: $(find "$ROOTFS$MARKS" -name "child.*" | wc -l)" \
+    >> "$WORK/$name.log"
   secs=$(( $(now) - start ))
   if [[ "$name" == misbehaving ]]; then  # its children did start, and none outlived the grading (above)
     grep "^rehearsal: child processes" "$WORK/$name.log"

@@ -30,6 +30,10 @@ NAMES = ("reference", "untrusted", "empty", "misbehaving")
 # the grader's prediction tests are registered with the prediction file's name in their description
 PREDICTION_MARK = ".predictions"
 
+# Where the misbehaving submission's children leave their marks, in the rehearsal's root filesystem:
+# rehearse_gradescope.sh makes it writable for everyone (`rehearsal.py marks` tells it the path).  Not /tmp: the
+# grader removes everything its worker user made there before it finishes, marks included.
+MARKS = "/rehearsal-marks"
 MISBEHAVIOUR = '''
 # --- rehearsal: a submission that misbehaves when imported --------------------------------------------------
 import os as _os
@@ -38,9 +42,9 @@ import sys as _sys
 
 for _i in range(20000):
     print(f"helper.py says hello, line {_i}: " + "x" * 60)
-# a child in a session of its own that ignores SIGTERM, and leaves a mark in /tmp (the rehearsal counts them)
+# a child in a session of its own that ignores SIGTERM, and leaves a mark in @MARKS@ (the rehearsal counts them)
 _subprocess.Popen([_sys.executable, "-c", "import os, signal, time\\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\\n"
-                   "open(f'/tmp/rehearsal-child.{os.getpid()}', 'w').close()\\ntime.sleep(3600)"],
+                   "open(f'@MARKS@/child.{os.getpid()}', 'w').close()\\ntime.sleep(3600)"],
                   start_new_session=True, stdout=_subprocess.DEVNULL, stderr=_subprocess.DEVNULL)
 '''
 
@@ -105,7 +109,7 @@ def write_submissions(out_dir, starter):
     for name in course.CODE_FILES + course.OPTIONAL_FILES:
         shutil.copy2(SRC / "submission" / name, bad / name)
     with open(bad / "helper.py", "a", encoding="utf-8") as f:
-        f.write(MISBEHAVIOUR)
+        f.write(MISBEHAVIOUR.replace("@MARKS@", MARKS))
 
 
 def expected_score(name, results):
@@ -136,12 +140,16 @@ def main(argv=None):
     s = sub.add_parser("submissions", help="write the rehearsal's submissions into OUT_DIR")
     s.add_argument("out_dir")
     s.add_argument("--starter", required=True, help="the released starter (the bundle's starter/ folder)")
+    sub.add_parser("marks", help="print the folder where the misbehaving submission's children leave marks")
     c = sub.add_parser("check", help="check one results.json")
     c.add_argument("name", choices=NAMES)
     c.add_argument("results")
     args = p.parse_args(argv)
     if args.command == "submissions":
         write_submissions(args.out_dir, args.starter)
+        return 0
+    if args.command == "marks":
+        print(MARKS)
         return 0
     ok, line = check(args.name, args.results)
     print(("ok    " if ok else "WRONG ") + line)
