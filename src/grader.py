@@ -25,9 +25,7 @@ import graderUtil
 from graderUtil import (  # noqa: F401  (some names are re-exported for the instructor's test suite)
     PENDING_MESSAGE, REGISTRY, Fail, call, count_lines, grader_judge, grader_test, load_points, main,
     normalized_sha256, read_prediction_lines, seed_everything, select_thresholds)
-
-PAD = "\u25A1"
-MASK = "\u2047"
+from grader_dataset import MASK, PAD, Examples, corruption_dataset, observe, observe_whole, random_lines, whole_parts
 
 # The student's files, and the student files each one imports (the harness imports those first, so that a
 # broken file is named as the one that broke).
@@ -52,7 +50,7 @@ GOLD_FILES = {"dev": course.DATA_FILES["dev"], "test": ANSWERS_FILE}  # the answ
 # modules before it drops its privileges (the grader's folder is out of its reach afterwards), the instructor's
 # class grading copies exactly these, the Gradescope bundle is refused when it lacks one, and the instructor's
 # test suite checks the list against the imports it finds in these files.
-GRADING_FILES = ["grader.py", "graderUtil.py", "grader_written.py", "grader_predictions.py",
+GRADING_FILES = ["grader.py", "graderUtil.py", "grader_written.py", "grader_dataset.py", "grader_predictions.py",
                  "attention_simulation.py", "course.py", "points.json"]
 
 graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[ANSWERS_FILE],
@@ -617,211 +615,31 @@ _register_predictions("1d-1-hidden", "vanilla.nopretrain.test.predictions",
 # 4..int(block_size*7/8), no closing ⁇).  The tests accept either, and randomness from any generator:
 # Python's random, NumPy or torch.  They check that examples vary, never which generator drew them.
 #
-# False failures.  Every sampling test seeds random, NumPy and torch alike first, so a given implementation
-# always gets the same verdict.  The thresholds also hold without the seed, for any implementation of either
-# variant, with probability of a false failure below 1e-6:
-# - truncation coverage: a long line's truncated length is uniform on 4..L, L = int(block_size*3/4) or
-#   int(block_size*7/8); the test asks for every value of 4..int(block_size*3/4).  Each shows up in N draws
-#   except with probability <= K * (1 - 1/(L-3))**N, K the number of values asked for: N=4000, block 128
-#   (K=93, L-3 <= 109) gives 1e-14; N=2000, block 50 (K=34, L-3 <= 40) gives 4e-21.
-# - masked-length mean: each ratio masked/truncated lies in [0, 1], so by Hoeffding's inequality the mean of
-#   N=4000 draws is more than t away from its expectation with probability <= 2*exp(-2*N*t*t).  Plausible
-#   implementations (uniform 1..n/2, 0..n/2, n/8..3n/8, Gaussian around n/4, ...) have expectations in
-#   [0.23, 0.27] (block size 128), so the window [0.15, 0.35] leaves t >= 0.08: probability 2*exp(-51).
-# - "varies": the tests draw until 1000 examples keep a line of 40 characters whole (n=40), up to 50,000
-#   draws.  With block size 128 a draw keeps it whole with probability >= 57/93 when the length is drawn from
-#   4..L, and >= 1/37 when it is drawn from 4..min(len(line), L) (a reading real students take): 50,000 draws
-#   then give fewer than 1000 with probability < 1e-20 (mean 1351, Chernoff).  If no single masked start has
-#   probability above 98% at n=40 -- what "random, and it varies" means -- all of 1000 draws agree with
-#   probability <= 0.98**1000 = 2e-9.
-# - "more or less than 1/4" (1e-5): at n=40 the spec wants a masked length that can fall on either side of
-#   10.  Plausible correct draws give each side probability >= 0.15: uniform on 1..20 (P(>10) = 0.5, P(<10) =
-#   0.45), 0..20, 5..15 (5/11 each), 1..2n/4-1, round(gauss(n/4, sd)) for sd >= 1 (>= 0.16 each), n/4 times
-#   uniform(0.5, 1.5).  Even at 2% a side, 1000 draws miss a side with probability <= 2 * 0.98**1000 = 4e-9.
-#   Draws that never exceed 1/4 (min(randint(1, n), n // 4); int(gauss(n/4, 0.1)), which gives 9 or 10)
-#   fail, as they should.  Over the 4000 examples of a long line (all truncated lengths) each side must
-#   reach 5 %: with each side's probability >= 0.15, Hoeffding gives <= 2*exp(-2*4000*0.1**2) = 4e-35.
-# - "random at every truncated length" (1e-5): of the truncated lengths n >= 16 seen >= 20 times among those
-#   4000 examples, at most half may show a single masked length.  Plausible correct draws give no length a
-#   probability above 1/2 at n >= 16 (round(gauss(n/4, 1)): 0.38), so one group agrees with probability
-#   <= 0.5**19 = 2e-6, and half of the >= 30 groups with far less.  A masked length fixed by n (n // 4 on
-#   long lines, computed from the line rather than drawn) fails.
-# - "examples differ" (1e-6): 20 draws of a line of >= 80 characters are all identical only if one truncated
-#   length comes up 20 times; no length has probability above 33/109 (the line kept whole, 7/8 variant), so
-#   this happens with probability <= (33/109)**19 < 1e-9 per line.
-
-
-def _seed_all(seed):
-    """Seed Python's random, NumPy and torch alike: the student may draw from any of them."""
-    seed_everything(seed)
-
-
-def _text(seed, lengths, alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJ .,'-0123456789"):
-    import random
-
-    rng = random.Random(seed)
-    return ["".join(rng.choice(alphabet) for _ in range(n)) for n in lengths]
-
-
-# Beside the student's code, a test only draws examples from the student's dataset and reports them as data
-# (_observe, _observe_whole); the judge decodes and checks them (_Examples).  Where a draw cannot even be
-# turned into data (not a pair of LongTensors, a length the model cannot take) the student's side fails it at
-# once: failing early can only cost the student, never earn a point.
-
-
-def _specials(ds):
-    """(PAD_CHAR, MASK_CHAR) as the student's dataset has them: an instance attribute (the course's code) or
-    a class attribute; the handout's characters otherwise."""
-    return getattr(ds, "PAD_CHAR", PAD), getattr(ds, "MASK_CHAR", MASK)
-
-
-def _dataset(ctx, lines, block_size):
-    dataset = ctx.student("dataset")
-    return call(f"CharCorruptionDataset(text, {block_size})", ctx.submission_dir, dataset.CharCorruptionDataset,
-                "\n".join(lines) + "\n", block_size)
-
-
-def _example(ctx, ds, idx):
-    """ds[idx] as two lists of ids, after checking it is a pair of LongTensors of one length: block_size - 1
-    (the padded string of block_size characters, shifted) or block_size (one sentence of the course's spec gives
-    block_size as their length; the GPT takes both).  Longer ones do not fit the model."""
-    import torch
-
-    item = call(f"CharCorruptionDataset.__getitem__({idx})", ctx.submission_dir, ds.__getitem__, idx)
-    if not isinstance(item, (tuple, list)) or len(item) != 2:
-        raise Fail(f"CharCorruptionDataset.__getitem__ must return a pair (x, y), not {type(item).__name__}")
-    x, y = item
-    if x is None or y is None:
-        raise Fail("CharCorruptionDataset.__getitem__ returned None for x or y: its part (e) code is missing")
-    lengths = (ds.block_size - 1, ds.block_size)
-    for name, t in (("x", x), ("y", y)):
-        if not torch.is_tensor(t):
-            raise Fail(f"CharCorruptionDataset.__getitem__: {name} is a {type(t).__name__}, not a torch tensor")
-        if t.dtype != torch.long:
-            raise Fail(f"CharCorruptionDataset.__getitem__: {name} has dtype {t.dtype}, not torch.long")
-        if t.dim() != 1 or t.numel() not in lengths:
-            raise Fail(f"CharCorruptionDataset.__getitem__: {name} has shape {tuple(t.shape)}; block_size is "
-                       f"{ds.block_size}, so it must have shape ({lengths[0]},) (the padded string of block_size "
-                       f"characters, shifted by one) or ({lengths[1]},)")
-        if int(t.min()) < 0 or int(t.max()) >= ds.vocab_size:
-            raise Fail(f"CharCorruptionDataset.__getitem__: {name} holds ids outside the vocabulary")
-    if x.numel() != y.numel():
-        raise Fail(f"CharCorruptionDataset.__getitem__: x has {x.numel()} ids and y {y.numel()}; they must have "
-                   "the same length (y is x shifted by one)")
-    return x.tolist(), y.tolist()
-
-
-def _vocabulary(ds):
-    """The student dataset's vocabulary as data: its characters by id, the ids of PAD and MASK, its specials."""
-    pad, mask = _specials(ds)
-    return {"itos": [str(ds.itos[i]) for i in range(int(ds.vocab_size))], "pad": str(pad), "mask": str(mask),
-            "pad_id": ds.stoi.get(PAD), "mask_id": ds.stoi.get(MASK)}
-
-
-def _pack(rows):
-    import torch
-
-    if not rows:
-        return torch.zeros((0, 0), dtype=torch.uint8)
-    if len({len(r) for r in rows}) > 1:
-        raise Fail("CharCorruptionDataset.__getitem__: its examples have different lengths; every one must be "
-                   "as long as the padded string of block_size characters, shifted by one (or block_size)")
-    return torch.tensor(rows, dtype=torch.uint8 if all(max(r, default=0) < 256 for r in rows) else torch.long)
-
-
-def _observe(ctx, ds, idxs):
-    """Beside the student's code: ds[idx] for each idx in turn, as data for the judge."""
-    xs, ys = zip(*(_example(ctx, ds, idx) for idx in idxs))
-    return dict(_vocabulary(ds), idx=list(idxs), x=_pack(xs), y=_pack(ys))
-
-
-def _observe_whole(ctx, ds, line, want=1000, cap=50000):
-    """Beside the student's code: draws of `line` (ds[0]) that kept it whole (truncated length len(line)), at
-    least `want` of them, drawing up to `cap` times (a truncation drawn from 4..min(len(line), L) keeps a line of
-    40 characters whole in only 1 of 37 draws).  The filter is the judge's own parse; the judge parses again."""
-    vocab = _vocabulary(ds)
-    kept, draws = [], 0
-    for draws in range(1, cap + 1):
-        x, y = _example(ctx, ds, 0)
-        p, m, s = _split("".join(vocab["itos"][i] for i in x), vocab["pad"], vocab["mask"], line)
-        if len(p + m + s) == len(line):
-            kept.append((x, y))
-            if len(kept) >= want:
-                break
-    xs, ys = zip(*kept) if kept else ((), ())
-    return dict(vocab, idx=[0] * len(kept), x=_pack(list(xs)), y=_pack(list(ys)), draws=draws)
-
-
-def _split(s, pad, mask, line):
-    """(prefix, masked, suffix) of an example's text s, checked to read prefix⁇suffix⁇masked⁇ (or, the older
-    variant, without the closing ⁇) and then PADs, and to rebuild the start of the line."""
-    body = s.rstrip(pad)
-    if body.count(mask) == 3 and body.endswith(mask):
-        body = body[:-1]  # the closing MASK_CHAR of the handout's version
-    if body.count(mask) != 2:
-        raise Fail("CharCorruptionDataset.__getitem__: x must read prefix + MASK_CHAR + suffix + MASK_CHAR + "
-                   f"masked_content + MASK_CHAR, then PAD_CHARs; it has {s.rstrip(pad).count(mask)} MASK_CHARs "
-                   f"before the padding, e.g. {s[:70]!r}")
-    prefix, suffix, masked = body.split(mask)
-    original = prefix + masked + suffix
-    if pad in original or not line.startswith(original):
-        raise Fail("CharCorruptionDataset.__getitem__: prefix + masked_content + suffix must be the beginning of "
-                   f"the line (its truncation); for {line[:40]!r}... x reads {s[:70]!r}")
-    return prefix, masked, suffix
-
-
-class _Examples:
-    """In the judge: the examples a student's worker reported for one dataset of block size `block`, checked
-    to be data the dataset could have given (the shapes and ids _example demands), then read as text."""
-
-    def __init__(self, report, block):
-        import torch
-
-        if not isinstance(report, dict) or not all(k in report for k in ("itos", "pad", "mask", "x", "y", "idx")):
-            raise Fail("the test reported no examples of the dataset to check")
-        self.itos, self.pad, self.mask = report["itos"], report["pad"], report["mask"]
-        self.pad_id, self.mask_id = report.get("pad_id"), report.get("mask_id")
-        self.idx, self.draws = report["idx"], report.get("draws")
-        x, y = report["x"], report["y"]
-        if (not isinstance(self.itos, list) or not all(isinstance(c, str) for c in self.itos)
-                or not isinstance(self.pad, str) or not isinstance(self.mask, str)
-                or not isinstance(self.idx, list) or not torch.is_tensor(x) or not torch.is_tensor(y)
-                or x.shape != y.shape or x.dim() != 2 or x.size(0) != len(self.idx)):
-            raise Fail("the test's report of the dataset's examples is malformed")
-        if x.numel() and (x.size(1) not in (block - 1, block) or int(x.max()) >= len(self.itos)
-                          or int(y.max()) >= len(self.itos)):
-            raise Fail(f"CharCorruptionDataset.__getitem__: examples of {x.size(1)} ids with block_size {block}")
-        self.x, self.y = x.long().tolist(), y.long().tolist()
-
-    def __len__(self):
-        return len(self.x)
-
-    def text(self, ids):
-        return "".join(self.itos[i] for i in ids)
-
-    def parts(self, k, line):
-        return _split(self.text(self.x[k]), self.pad, self.mask, line)
+# Every test seeds random, NumPy and torch alike (seed_everything), so a given implementation always gets the
+# same verdict; each number a judge checks keeps a correct implementation's false failures below 1e-6 even
+# without the seed (the bounds are in grader_dataset.py).  A test only draws examples and reports them as data
+# (observe); the judge reads them (Examples).
 
 
 @grader_test("1e-0-basic", "vocabulary (PAD 0, MASK 1, then sorted characters); __getitem__ returns two "
              "LongTensors of length block_size-1 or block_size", timeout=20)
 def test_1e_0(ctx):
-    lines = _text(1, [30, 70, 12, 200])
-    ds = _dataset(ctx, lines, 61)  # a block size that is no multiple of 4 or 8: int() bounds, not floats
-    _seed_all(10)
-    ctx.report(_observe(ctx, ds, range(len(lines))))
+    lines = random_lines(1, [30, 70, 12, 200])
+    ds = corruption_dataset(ctx, lines, 61)  # a block size that is no multiple of 4 or 8: int() bounds, not floats
+    seed_everything(10)
+    ctx.report(observe(ctx, ds, range(len(lines))))
 
 
 @grader_judge("1e-0-basic")
 def judge_1e_0(ctx, report):
     """Id 0 is PAD_CHAR (□), id 1 MASK_CHAR (⁇), then the corpus's distinct characters in sorted order;
     every example is a pair of LongTensors of length block_size - 1 or block_size (both readings of the spec)."""
-    seen = _Examples(report, 61)
+    seen = Examples(report, 61)
     if (seen.pad, seen.mask) != (PAD, MASK):
         raise Fail("PAD_CHAR must be '\\u25A1' and MASK_CHAR '\\u2047'")
     if seen.pad_id != 0 or seen.mask_id != 1 or seen.itos[:2] != [PAD, MASK]:
         raise Fail("the vocabulary must give PAD_CHAR id 0 and MASK_CHAR id 1")
-    if seen.itos[2:] != sorted(set("\n".join(_text(1, [30, 70, 12, 200])))):
+    if seen.itos[2:] != sorted(set("\n".join(random_lines(1, [30, 70, 12, 200])))):
         raise Fail("the vocabulary must list the corpus's distinct characters, sorted, from id 2 on")
     if len(seen) != 4:
         raise Fail("the test reported no examples of the dataset to check")
@@ -830,12 +648,12 @@ def judge_1e_0(ctx, report):
 @grader_test("1e-1-basic", "truncation: length drawn from 4..int(block_size*3/4) (up to 7/8 accepted), covering "
              "the whole range", timeout=20)
 def test_1e_1(ctx):
-    line = _text(2, [600])
+    line = random_lines(2, [600])
     reports = {}
     for block, draws in ((128, 4000), (50, 2000)):
-        ds = _dataset(ctx, line, block)
-        _seed_all(11)
-        reports[block] = _observe(ctx, ds, [0] * draws)
+        ds = corruption_dataset(ctx, line, block)
+        seed_everything(11)
+        reports[block] = observe(ctx, ds, [0] * draws)
     ctx.report(reports)
 
 
@@ -843,10 +661,10 @@ def test_1e_1(ctx):
 def judge_1e_1(ctx, report):
     """A long line is cut to a random length: every length of 4..int(block_size*3/4) occurs, none is below 4
     or above int(block_size*7/8) (the older variant's bound, which the course also accepts).  Block size 50 is the
-    course's grader's: no multiple of 4, so a bound written as a float (37.5) cannot be drawn.  False failures:
-    see the bounds above this part's tests."""
+    course's grader's: no multiple of 4, so a bound written as a float (37.5) cannot be drawn.  False failures: see
+    grader_dataset.py."""
     for block, draws in ((128, 4000), (50, 2000)):
-        seen = _Examples((report or {}).get(block), block)
+        seen = Examples((report or {}).get(block), block)
         top, accepted = int(block * 3 / 4), int(block * 7 / 8)
         if len(seen) != draws:
             raise Fail("the test reported no examples of the dataset to check")
@@ -863,38 +681,27 @@ def judge_1e_1(ctx, report):
 @grader_test("1e-2-basic", "rearrangement prefix+MASK+suffix+MASK+masked(+MASK) rebuilds the line's start; the "
              "masked span's start varies", timeout=60)  # a correct reading needs ~37,000 draws: 6-16 s measured
 def test_1e_2(ctx):
-    lines = _text(3, [5, 9, 17, 40, 64, 90, 111, 113, 150, 300, 500])
-    ds = _dataset(ctx, lines, 128)
-    _seed_all(12)
-    samples = _observe(ctx, ds, [k % len(lines) for k in range(1100)])
+    lines = random_lines(3, [5, 9, 17, 40, 64, 90, 111, 113, 150, 300, 500])
+    ds = corruption_dataset(ctx, lines, 128)
+    seed_everything(12)
+    samples = observe(ctx, ds, [k % len(lines) for k in range(1100)])
     # where the masked span starts must vary (draws that keep a line of 40 characters whole, see above)
-    ds = _dataset(ctx, _text(4, [40]), 128)
-    _seed_all(13)
-    ctx.report({"samples": samples, "whole": _observe_whole(ctx, ds, _text(4, [40])[0])})
-
-
-def _whole_parts(report, line):
-    """The judge's (prefix, masked, suffix) of the reported draws that kept `line` whole."""
-    seen = _Examples(report, 128)
-    found = [seen.parts(k, line) for k in range(len(seen))]
-    if not found or any(len(p + m + s) != len(line) for p, m, s in found):
-        raise Fail(f"CharCorruptionDataset.__getitem__: {seen.draws or 0:,} examples of a line of {len(line)} "
-                   "characters never kept it whole; with block_size 128 its truncated length may be anything from "
-                   "4 up to its own length, the line's length included")
-    return found
+    ds = corruption_dataset(ctx, random_lines(4, [40]), 128)
+    seed_everything(13)
+    ctx.report({"samples": samples, "whole": observe_whole(ctx, ds, random_lines(4, [40])[0])})
 
 
 @grader_judge("1e-2-basic")
 def judge_1e_2(ctx, report):
     """x reads prefix ⁇ suffix ⁇ masked ⁇ then PADs, prefix + masked + suffix is the line's beginning (short
     lines too), and where the masked span starts is random."""
-    lines = _text(3, [5, 9, 17, 40, 64, 90, 111, 113, 150, 300, 500])
-    seen = _Examples((report or {}).get("samples"), 128)
+    lines = random_lines(3, [5, 9, 17, 40, 64, 90, 111, 113, 150, 300, 500])
+    seen = Examples((report or {}).get("samples"), 128)
     if seen.idx != [k % len(lines) for k in range(1100)]:
         raise Fail("the test reported no examples of the dataset to check")
     for k, idx in enumerate(seen.idx):
         seen.parts(k, lines[idx])
-    starts = {len(p) for p, m, s in _whole_parts(report.get("whole"), _text(4, [40])[0])}
+    starts = {len(p) for p, m, s in whole_parts(report.get("whole"), random_lines(4, [40])[0])}
     if len(starts) < 2:
         raise Fail("CharCorruptionDataset.__getitem__: the masked span always starts at the same place; its start "
                    "must be random")
@@ -902,12 +709,12 @@ def judge_1e_2(ctx, report):
 
 @grader_test("1e-3-basic", "padding: PAD_CHARs only at the end, up to block_size", timeout=20)
 def test_1e_3(ctx):
-    lines = _text(5, [6, 20, 50, 100, 120, 400])
+    lines = random_lines(5, [6, 20, 50, 100, 120, 400])
     reports = {}
     for block in (128, 50):
-        ds = _dataset(ctx, lines, block)
-        _seed_all(14)
-        reports[block] = _observe(ctx, ds, [k % len(lines) for k in range(600)])
+        ds = corruption_dataset(ctx, lines, block)
+        seed_everything(14)
+        reports[block] = observe(ctx, ds, [k % len(lines) for k in range(600)])
     ctx.report(reports)
 
 
@@ -915,7 +722,7 @@ def test_1e_3(ctx):
 def judge_1e_3(ctx, report):
     """PAD_CHARs fill the string up to block_size and appear nowhere else."""
     for block in (128, 50):
-        seen = _Examples((report or {}).get(block), block)
+        seen = Examples((report or {}).get(block), block)
         if len(seen) != 600:
             raise Fail("the test reported no examples of the dataset to check")
         for x, y in zip(seen.x, seen.y):
@@ -930,16 +737,16 @@ def judge_1e_3(ctx, report):
 
 @grader_test("1e-4-basic", "x and y: y[i] is the character that follows x[i]", timeout=20)
 def test_1e_4(ctx):
-    lines = _text(6, [10, 60, 130, 400])
-    ds = _dataset(ctx, lines, 128)
-    _seed_all(15)
-    ctx.report(_observe(ctx, ds, [k % len(lines) for k in range(400)]))
+    lines = random_lines(6, [10, 60, 130, 400])
+    ds = corruption_dataset(ctx, lines, 128)
+    seed_everything(15)
+    ctx.report(observe(ctx, ds, [k % len(lines) for k in range(400)]))
 
 
 @grader_judge("1e-4-basic")
 def judge_1e_4(ctx, report):
     """x = masked_string[:-1], y = masked_string[1:]: y is x shifted by one, and ends in a PAD_CHAR."""
-    seen = _Examples(report, 128)
+    seen = Examples(report, 128)
     if len(seen) != 400:
         raise Fail("the test reported no examples of the dataset to check")
     pad_id = seen.itos.index(seen.pad) if seen.pad in seen.itos else None
@@ -955,13 +762,13 @@ def judge_1e_4(ctx, report):
 @grader_test("1e-5-basic", "masked span: about 1/4 of the truncated length on average, random at every truncated "
              "length, sometimes shorter and sometimes longer than 1/4", timeout=60)  # as 1e-2: up to ~37,000 draws
 def test_1e_5(ctx):
-    line = _text(7, [600])
-    ds = _dataset(ctx, line, 128)
-    _seed_all(16)
-    long_line = _observe(ctx, ds, [0] * 4000)
-    ds = _dataset(ctx, _text(8, [40]), 128)
-    _seed_all(17)
-    ctx.report({"long": long_line, "whole": _observe_whole(ctx, ds, _text(8, [40])[0])})
+    line = random_lines(7, [600])
+    ds = corruption_dataset(ctx, line, 128)
+    seed_everything(16)
+    long_line = observe(ctx, ds, [0] * 4000)
+    ds = corruption_dataset(ctx, random_lines(8, [40]), 128)
+    seed_everything(17)
+    ctx.report({"long": long_line, "whole": observe_whole(ctx, ds, random_lines(8, [40])[0])})
 
 
 @grader_judge("1e-5-basic")
@@ -970,8 +777,8 @@ def judge_1e_5(ctx, report):
     line), and its length is random with a chance of being more or less than n/4: over those examples both
     happen at least 5 % of the time, at most lengths n >= 16 it takes more than one value, and on draws that
     keep a line of 40 characters whole, lengths below 10 and above 10 both occur."""
-    line = _text(7, [600])[0]
-    seen = _Examples((report or {}).get("long"), 128)
+    line = random_lines(7, [600])[0]
+    seen = Examples((report or {}).get("long"), 128)
     if len(seen) != 4000:
         raise Fail("the test reported no examples of the dataset to check")
     draws = [(len(p + m + s), len(m)) for p, m, s in (seen.parts(k, line) for k in range(len(seen)))]
@@ -994,7 +801,7 @@ def judge_1e_5(ctx, report):
     if groups and len(fixed) * 2 > len(groups):
         raise Fail("CharCorruptionDataset.__getitem__: at truncated lengths such as "
                    f"{fixed[:6]} the masked content always had the same length; it must be drawn at random")
-    lengths = sorted({len(m) for p, m, s in _whole_parts(report.get("whole"), _text(8, [40])[0])})
+    lengths = sorted({len(m) for p, m, s in whole_parts(report.get("whole"), random_lines(8, [40])[0])})
     if not lengths or lengths[0] >= 10 or lengths[-1] <= 10:
         raise Fail("CharCorruptionDataset.__getitem__: with a truncated length of 40 the masked content had only "
                    f"the lengths {lengths} over 1,000 examples; its length must be random, with a chance of being "
@@ -1003,16 +810,16 @@ def judge_1e_5(ctx, report):
 
 @grader_test("1e-6-basic", "examples are random: drawing one line again gives other examples", timeout=20)
 def test_1e_6(ctx):
-    lines = _text(9, [80, 200, 300])
-    ds = _dataset(ctx, lines, 128)
-    _seed_all(5)
-    ctx.report(_observe(ctx, ds, [idx for idx in range(len(lines)) for _ in range(20)]))
+    lines = random_lines(9, [80, 200, 300])
+    ds = corruption_dataset(ctx, lines, 128)
+    seed_everything(5)
+    ctx.report(observe(ctx, ds, [idx for idx in range(len(lines)) for _ in range(20)]))
 
 
 @grader_judge("1e-6-basic")
 def judge_1e_6(ctx, report):
     """Each draw of a line is a new random example, from whichever generator (random, NumPy, torch)."""
-    seen = _Examples(report, 128)
+    seen = Examples(report, 128)
     if seen.idx != [idx for idx in range(3) for _ in range(20)]:
         raise Fail("the test reported no examples of the dataset to check")
     for idx in range(3):
