@@ -25,6 +25,9 @@ import graderUtil
 from graderUtil import (  # noqa: F401  (some names are re-exported for the instructor's test suite)
     PENDING_MESSAGE, REGISTRY, Fail, call, count_lines, grader_judge, grader_test, load_points, main,
     normalized_sha256, read_prediction_lines, seed_everything, select_thresholds)
+from grader_perceiver import (build_block, changed_rows, changes, find_basis, perceiver_config, perceiver_runs,
+                              require_blocks, require_tensor, run_down, run_up, tensors)
+from grader_same_weights import assert_close, check_shapes, compare_block, fill_by_shape, report_block, reported_shapes
 from grader_dataset import MASK, PAD, Examples, corruption_dataset, observe, observe_whole, random_lines, whole_parts
 
 # The student's files, and the student files each one imports (the harness imports those first, so that a
@@ -50,8 +53,9 @@ GOLD_FILES = {"dev": course.DATA_FILES["dev"], "test": ANSWERS_FILE}  # the answ
 # modules before it drops its privileges (the grader's folder is out of its reach afterwards), the instructor's
 # class grading copies exactly these, the Gradescope bundle is refused when it lacks one, and the instructor's
 # test suite checks the list against the imports it finds in these files.
-GRADING_FILES = ["grader.py", "graderUtil.py", "grader_written.py", "grader_dataset.py", "grader_predictions.py",
-                 "attention_simulation.py", "course.py", "points.json"]
+GRADING_FILES = ["grader.py", "graderUtil.py", "grader_written.py", "grader_dataset.py", "grader_perceiver.py",
+                 "grader_same_weights.py", "grader_predictions.py", "attention_simulation.py", "course.py",
+                 "points.json"]
 
 graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[ANSWERS_FILE],
                      dataset_file="birth_dev.tsv", grading_files=GRADING_FILES)
@@ -197,19 +201,9 @@ def _tiny_gpt(ctx, vocab_size, block_size, seed, perceiver=False, bottleneck_dim
     cfg = model.GPTConfig(vocab_size, block_size, **kwargs)
     if perceiver:
         cfg.perceiver, cfg.bottleneck_dim = True, bottleneck_dim
-        _require_blocks(ctx, cfg)
+        require_blocks(ctx, cfg)
     torch.manual_seed(seed)
     return call("GPT(config)", ctx.submission_dir, model.GPT, cfg)
-
-
-def _require_blocks(ctx, cfg):
-    """A perceiver needs the student's DownProjectBlock and UpProjectBlock; say so if they are missing."""
-    model = ctx.student("model")
-    down = call("DownProjectBlock(config)", ctx.submission_dir, model.DownProjectBlock, cfg)
-    _basis(down, cfg.bottleneck_dim, cfg.n_embd)
-    up = call("UpProjectBlock(config)", ctx.submission_dir, model.UpProjectBlock, cfg)
-    if not list(up.parameters()):
-        raise Fail("UpProjectBlock.__init__ creates no layers (part g): the perceiver cannot be built")
 
 
 FINETUNE_BLOCK = 128
@@ -389,11 +383,11 @@ def test_1c_0_hidden(ctx):
                _vanilla_hidden_config(model))
     if net is None:
         raise Fail("initialize_vanilla_model returned None: part (c) in helper.py must return GPT(mconf)")
-    shapes = _fill_by_shape(net, v["n_embd"])
+    shapes = fill_by_shape(net, v["n_embd"])
     net.eval()
     with torch.no_grad():
         got, _ = call("the vanilla GPT's forward", ctx.submission_dir, net, _vanilla_inputs())
-    got = _require_tensor(got, "the vanilla GPT's forward", (2, 100, v["vocab"]))
+    got = require_tensor(got, "the vanilla GPT's forward", (2, 100, v["vocab"]))
     ctx.report({"shapes": shapes, "logits": got.detach().float().cpu()})
 
 
@@ -404,84 +398,11 @@ def judge_1c_0_hidden(ctx, report):
     v = VANILLA_HIDDEN
     ref_helper, ref_model = ctx.solution("helper"), ctx.solution("model")
     ref = ref_helper.initialize_vanilla_model(_vanilla_hidden_config(ref_model)).eval()
-    shapes = _reported_shapes(report)
-    _check_shapes(shapes, _fill_by_shape(ref, v["n_embd"]), "the vanilla model")
+    shapes = reported_shapes(report)
+    check_shapes(shapes, fill_by_shape(ref, v["n_embd"]), "the vanilla model")
     with torch.no_grad():
         want, _ = ref(_vanilla_inputs())
-    _assert_close(report.get("logits"), want, "the vanilla model's logits")
-
-
-def _fill_value(shape, n_embd):
-    """The value every parameter of this shape gets in _fill_by_shape (see there)."""
-    import zlib
-
-    import torch
-
-    d = n_embd
-    if len(shape) == 3 and shape[0] == 1:  # (1, m, d) or (1, block, d): the same values as (m, d)
-        return _fill_value(shape[1:], d).unsqueeze(0)
-    gen = torch.Generator().manual_seed(zlib.crc32(repr(tuple(shape)).encode()))
-    if shape == (d, d):  # symmetric: a layer may compute x @ W or x @ W.T
-        w = torch.randn(d, d, generator=torch.Generator().manual_seed(7)) / d ** 0.5
-        return (w + w.T) / 2
-    if shape == (d,):
-        return 1.0 + 0.2 * torch.randn(d, generator=torch.Generator().manual_seed(8))
-    for k in (2, 3):  # key/value (or query/key/value) projections fused into one layer
-        if shape == (k * d, d):
-            return torch.cat([_fill_value((d, d), d)] * k)
-        if shape == (k * d,):
-            return torch.cat([_fill_value((d,), d)] * k)
-    return torch.randn(shape, generator=gen) / max(1, shape[-1]) ** 0.5
-
-
-def _fill_by_shape(module, n_embd):
-    """Give a module weights without knowing any attribute name: every parameter gets a value that depends on
-    its shape only (_fill_value).  Done to the student's module and to the reference's alike, parameters of one
-    shape then hold equal values (the four n_embd x n_embd attention projections, the layer norms and biases,
-    ...), so it does not matter which of them plays which role, and the (d, d) matrix is symmetric, so neither
-    does x @ W versus x @ W.T.  Parameters, never buffers: a course-style copy of the given code keeps its
-    attention masks in the state dict.  Returns the parameter shapes, sorted."""
-    import torch
-
-    with torch.no_grad():
-        for p in module.parameters():
-            p.copy_(_fill_value(tuple(p.shape), n_embd).to(p.dtype))
-    return sorted(tuple(p.shape) for p in module.parameters())
-
-
-def _reported_shapes(report):
-    """The parameter shapes a student's worker reported (for a judge)."""
-    if not isinstance(report, dict) or not isinstance(report.get("shapes"), list):
-        raise Fail("the test reported nothing to compare with the reference")
-    return sorted(tuple(int(n) for n in s) for s in report["shapes"] if isinstance(s, (list, tuple)))
-
-
-def _check_shapes(shapes, ref_shapes, what, flexible=()):
-    """The student's parameter shapes are the reference's.  The number of parameters of a `flexible` shape may
-    differ (a third LayerNorm, for a block that normalises both the query and the keys/values, computes what
-    the reference's LayerNorm computes)."""
-    squeeze = lambda s: s[1:] if len(s) == 3 and s[0] == 1 else s  # noqa: E731  ((1, m, d) and (m, d) alike)
-    fixed = lambda ss: sorted(s for s in map(squeeze, ss) if s not in flexible)  # noqa: E731
-    if fixed(shapes) != fixed(ref_shapes):
-        missing = sorted(set(ref_shapes) - set(shapes))[:4]
-        extra = sorted(set(shapes) - set(ref_shapes))[:4]
-        raise Fail(f"{what} does not have the parameters the handout describes"
-                   + (f"; none of shape {missing}" if missing else "")
-                   + (f"; unexpected shapes {extra}" if extra else "")
-                   + f" ({len(shapes)} parameters, the handout's has {len(ref_shapes)})")
-
-
-def _assert_close(got, want, what, atol=1e-4):
-    import torch
-
-    if not torch.is_tensor(got):
-        raise Fail(f"{what}: expected a tensor, got {type(got).__name__}")
-    if tuple(got.shape) != tuple(want.shape):
-        raise Fail(f"{what} have shape {tuple(got.shape)}, not the reference's shape")
-    diff = (got.detach().float().cpu() - want.detach().float().cpu()).abs().max().item()
-    if not diff <= atol:
-        raise Fail(f"{what} differ from the reference's (largest difference {diff:.3g}) when both hold the same "
-                   "weights")
+    assert_close(report.get("logits"), want, "the vanilla model's logits")
 
 
 # -- part (d) and the prediction files --------------------------------------------------------------------
@@ -892,85 +813,22 @@ _register_predictions("1f-1-hidden", "vanilla.pretrain.test.predictions",
 SHAPES = ((3, 20), (1, 64), (2, 8))  # (B, T) with T >= m = 8; T = m included
 
 
-def _perceiver_config(ctx, package="student", m=8, n_embd=32, block=64, n_head=4):
-    mod = ctx.student("model") if package == "student" else ctx.solution("model")
-    cfg = mod.GPTConfig(30, block, n_layer=3, n_head=n_head, n_embd=n_embd, embd_pdrop=0.0, resid_pdrop=0.0,
-                        attn_pdrop=0.0)
-    cfg.perceiver, cfg.bottleneck_dim = True, m
-    return cfg
-
-
-def _block(ctx, cls, cfg, seed=0):
-    import torch
-
-    model = ctx.student("model")
-    torch.manual_seed(seed)
-    return call(f"{cls}(config)", ctx.submission_dir, getattr(model, cls), cfg).eval()
-
-
-def _basis(block, m, n_embd):
-    """The learnable basis C of a DownProjectBlock: its one parameter of shape (1, m, n_embd) or (m, n_embd)."""
-    found = [p for p in block.parameters() if tuple(p.shape) in ((1, m, n_embd), (m, n_embd))]
-    if len(found) != 1:
-        raise Fail(f"DownProjectBlock must hold the learnable basis C as one nn.Parameter of shape (1, {m}, "
-                   f"{n_embd}), i.e. (1, bottleneck_dim, n_embd); it has {len(found)} parameters of that shape")
-    return found[0]
-
-
-def _require_tensor(value, what, shape):
-    import torch
-
-    if value is None:
-        raise Fail(f"{what} returned None: its part (g) code is missing")
-    if not torch.is_tensor(value):
-        raise Fail(f"{what} returned a {type(value).__name__}, not a tensor")
-    if tuple(value.shape) != tuple(shape):
-        raise Fail(f"{what} returned shape {tuple(value.shape)}; expected {tuple(shape)}")
-    return value
-
-
-def _down(ctx, block, x, m):
-    b, t, d = x.shape
-    out = call("DownProjectBlock.forward", ctx.submission_dir, block, x)
-    return _require_tensor(out, f"DownProjectBlock.forward on ({b}, {t}, {d})", (b, m, d))
-
-
-def _up(ctx, block, y, x):
-    out = call("UpProjectBlock.forward", ctx.submission_dir, block, y, x)
-    return _require_tensor(out, f"UpProjectBlock.forward on y {tuple(y.shape)}, x {tuple(x.shape)}", tuple(x.shape))
-
-
-def _rows_changed(a, b, atol=1e-5):
-    """Which rows (positions) of two (B, T, C) outputs differ."""
-    return ((a - b).abs().amax(dim=(0, 2)) > atol).tolist()
-
-
 @grader_test("1g-0-basic", "DownProjectBlock: (B, T, C) -> (B, m, C) for every T >= m", timeout=30)
 def test_1g_0(ctx):
     import torch
 
     cases = []
     for m, n_embd, n_head in G0_CASES:
-        block = _block(ctx, "DownProjectBlock", _perceiver_config(ctx, m=m, n_embd=n_embd, n_head=n_head))
+        block = build_block(ctx, "DownProjectBlock", perceiver_config(ctx, m=m, n_embd=n_embd, n_head=n_head))
         with torch.no_grad():
             for b, t in SHAPES + ((2, m + 1),):
-                _down(ctx, block, torch.randn(b, max(t, m), n_embd), m)
+                run_down(ctx, block, torch.randn(b, max(t, m), n_embd), m)
             x = torch.randn(3, 20, n_embd)
-            cases.append([_down(ctx, block, x[1:2], m), _down(ctx, block, x, m)[1:2]])
+            cases.append([run_down(ctx, block, x[1:2], m), run_down(ctx, block, x, m)[1:2]])
     ctx.report(cases)
 
 
 G0_CASES = ((8, 32, 4), (16, 48, 3))
-
-
-def _tensors(report, count, shape=None):
-    """A judge's check that a report is `count` tensors (of one `shape`, when given)."""
-    import torch
-
-    if (not isinstance(report, (list, tuple)) or len(report) != count
-            or not all(torch.is_tensor(t) and (shape is None or tuple(t.shape) == tuple(shape)) for t in report)):
-        raise Fail("the test reported no outputs of the student's code to check")
-    return [t.float() for t in report]
 
 
 @grader_judge("1g-0-basic")
@@ -981,7 +839,7 @@ def judge_1g_0(ctx, report):
     if not isinstance(report, list) or len(report) != len(G0_CASES):
         raise Fail("the test reported no outputs of the student's code to check")
     for (m, n_embd, _), pair in zip(G0_CASES, report):
-        alone, in_batch = _tensors(pair, 2, (1, m, n_embd))
+        alone, in_batch = tensors(pair, 2, (1, m, n_embd))
         if not torch.allclose(alone, in_batch, atol=1e-5):
             raise Fail("DownProjectBlock: a sequence's bottleneck depends on the other sequences of the batch")
 
@@ -993,14 +851,14 @@ def test_1g_1(ctx):
 
     cases = []
     for m, n_embd, n_head in G1_CASES:
-        block = _block(ctx, "DownProjectBlock", _perceiver_config(ctx, m=m, n_embd=n_embd, n_head=n_head), seed=m)
-        basis = _basis(block, m, n_embd)
+        block = build_block(ctx, "DownProjectBlock", perceiver_config(ctx, m=m, n_embd=n_embd, n_head=n_head), seed=m)
+        basis = find_basis(block, m, n_embd)
         case = {"learnable": bool(basis.requires_grad), "values": basis.detach().float().cpu().clone()}
         with torch.no_grad():
             x = torch.randn(2, 20, n_embd)
-            out = _down(ctx, block, x, m)
+            out = run_down(ctx, block, x, m)
             basis.add_(torch.randn_like(basis))
-            case["outputs"] = [out, _down(ctx, block, x, m)]
+            case["outputs"] = [out, run_down(ctx, block, x, m)]
         cases.append(case)
     ctx.report(cases)
 
@@ -1021,7 +879,7 @@ def judge_1g_1(ctx, report):
     for (m, n_embd, _), case in zip(G1_CASES, report):
         if case.get("learnable") is not True:
             raise Fail("DownProjectBlock's basis C must be learnable (an nn.Parameter that requires grad)")
-        (values,) = _tensors([case.get("values")], 1)
+        (values,) = tensors([case.get("values")], 1)
         if values.numel() != m * n_embd:
             raise Fail("the test reported no outputs of the student's code to check")
         # xavier_uniform_ on (1, m, C): U(-b, b), b = sqrt(6 / (m*C + C)); on an (m, C) tensor: b = sqrt(6 / (m +
@@ -1038,38 +896,19 @@ def judge_1g_1(ctx, report):
             raise Fail(f"DownProjectBlock's basis C ranges over +-{top:.3g} (max/std {top / values.std().item():.2f}, "
                        f"a uniform sample gives about 1.73); initialise it with nn.init.xavier_uniform_ (for shape "
                        f"(1, {m}, {n_embd}) that is U(-{low:.3g}, {low:.3g}))")
-        before, after = _tensors(case.get("outputs"), 2, (2, m, n_embd))
+        before, after = tensors(case.get("outputs"), 2, (2, m, n_embd))
         if torch.allclose(after, before, atol=1e-4):
             raise Fail("DownProjectBlock ignores its basis C: changing C does not change the output (C gives "
                        "the queries of the cross-attention)")
-
-
-def _changes(ctx, fn, base, positions, rows):
-    """Beside the student's code: fn(base) and, for each position p, fn of base with row p of its `rows`-th
-    argument moved by random noise (not a constant: a layer norm on a query would remove it)."""
-    import torch
-
-    outputs = [fn(*base)]
-    for p in positions:
-        args = [a.clone() for a in base]
-        args[rows][:, p] += torch.randn(args[rows].size(0), args[rows].size(-1))
-        outputs.append(fn(*args))
-    return outputs
-
-
-def _changed_rows(report, positions, shape):
-    """For the judge: which output rows each change moved, from what _changes reported."""
-    outputs = _tensors(report, len(positions) + 1, shape)
-    return [_rows_changed(out, outputs[0]) for out in outputs[1:]]
 
 
 @grader_test("1g-2-basic", "DownProjectBlock is causal: bottleneck row j depends only on inputs 0..j", timeout=30)
 def test_1g_2(ctx):
     import torch
 
-    block = _block(ctx, "DownProjectBlock", _perceiver_config(ctx))
+    block = build_block(ctx, "DownProjectBlock", perceiver_config(ctx))
     with torch.no_grad():
-        ctx.report(_changes(ctx, lambda x: _down(ctx, block, x, 8), [torch.randn(2, 20, 32)], G2_POSITIONS, 0))
+        ctx.report(changes(ctx, lambda x: run_down(ctx, block, x, 8), [torch.randn(2, 20, 32)], G2_POSITIONS, 0))
 
 
 G2_POSITIONS = (0, 3, 7)
@@ -1078,7 +917,7 @@ G2_POSITIONS = (0, 3, 7)
 @grader_judge("1g-2-basic")
 def judge_1g_2(ctx, report):
     """Changing input position t leaves bottleneck rows j < t as they were and changes row t."""
-    for t, changed in zip(G2_POSITIONS, _changed_rows(report, G2_POSITIONS, (2, 8, 32))):
+    for t, changed in zip(G2_POSITIONS, changed_rows(report, G2_POSITIONS, (2, 8, 32))):
         if any(changed[:t]):
             raise Fail(f"DownProjectBlock is not causal: changing input position {t} changed bottleneck rows "
                        f"{[j for j in range(t) if changed[j]]}; row j may only depend on inputs 0..j")
@@ -1092,12 +931,12 @@ def judge_1g_2(ctx, report):
 def test_1g_3(ctx):
     import torch
 
-    block = _block(ctx, "UpProjectBlock", _perceiver_config(ctx))
+    block = build_block(ctx, "UpProjectBlock", perceiver_config(ctx))
     with torch.no_grad():
         for b, t in SHAPES:
-            _up(ctx, block, torch.randn(b, 8, 32), torch.randn(b, t, 32))
+            run_up(ctx, block, torch.randn(b, 8, 32), torch.randn(b, t, 32))
         base = [torch.randn(2, 8, 32), torch.randn(2, 20, 32)]
-        ctx.report(_changes(ctx, lambda y, x: _up(ctx, block, y, x), base, G3_POSITIONS, 1))
+        ctx.report(changes(ctx, lambda y, x: run_up(ctx, block, y, x), base, G3_POSITIONS, 1))
 
 
 G3_POSITIONS = (2, 7, 15)
@@ -1107,7 +946,7 @@ G3_POSITIONS = (2, 7, 15)
 def judge_1g_3(ctx, report):
     """The up block returns the input's shape, and output row t depends on x only through x[t] (x is the
     query: each position asks the bottleneck for itself)."""
-    for t, changed in zip(G3_POSITIONS, _changed_rows(report, G3_POSITIONS, (2, 20, 32))):
+    for t, changed in zip(G3_POSITIONS, changed_rows(report, G3_POSITIONS, (2, 20, 32))):
         if not changed[t] or any(changed[:t] + changed[t + 1:]):
             raise Fail(f"UpProjectBlock: changing x at position {t} changed output rows "
                        f"{[i for i, c in enumerate(changed) if c]}; row t must depend on x at position t only "
@@ -1118,10 +957,10 @@ def judge_1g_3(ctx, report):
 def test_1g_4(ctx):
     import torch
 
-    block = _block(ctx, "UpProjectBlock", _perceiver_config(ctx))
+    block = build_block(ctx, "UpProjectBlock", perceiver_config(ctx))
     with torch.no_grad():
         base = [torch.randn(2, 8, 32), torch.randn(2, 20, 32)]
-        ctx.report(_changes(ctx, lambda y, x: _up(ctx, block, y, x), base, G4_POSITIONS, 0))
+        ctx.report(changes(ctx, lambda y, x: run_up(ctx, block, y, x), base, G4_POSITIONS, 0))
 
 
 G4_POSITIONS = (0, 3, 7)
@@ -1130,38 +969,13 @@ G4_POSITIONS = (0, 3, 7)
 @grader_judge("1g-4-basic")
 def judge_1g_4(ctx, report):
     """Changing bottleneck row j leaves output rows t < j as they were and changes row j."""
-    for j, changed in zip(G4_POSITIONS, _changed_rows(report, G4_POSITIONS, (2, 20, 32))):
+    for j, changed in zip(G4_POSITIONS, changed_rows(report, G4_POSITIONS, (2, 20, 32))):
         if any(changed[:j]):
             raise Fail(f"UpProjectBlock is not causal: changing bottleneck row {j} changed output rows "
                        f"{[t for t in range(j) if changed[t]]}; row t may only use bottleneck rows 0..t")
         if not changed[j]:
             raise Fail(f"UpProjectBlock ignores the bottleneck: changing its row {j} did not change output "
                        f"row {j}")
-
-
-def _perceiver_runs(ctx, net, idx):
-    """Run net(idx) and record, by class, what the handout's blocks saw: [(kind, input length, output length)]."""
-    model = ctx.student("model")
-    kinds = {"down": model.DownProjectBlock, "up": model.UpProjectBlock, "block": getattr(model, "Block", ())}
-    runs = []
-    handles = []
-
-    def hook(module, inputs, output, kind):
-        first = inputs[0] if inputs else None
-        out = output[0] if isinstance(output, tuple) else output
-        runs.append([kind, int(getattr(first, "shape", (0, 0))[1]), int(getattr(out, "shape", (0, 0))[1])])
-
-    for module in net.modules():
-        # the first class that matches: a DownProjectBlock written as a subclass of Block is still the down block
-        kind = next((k for k, cls in kinds.items() if cls and isinstance(module, cls)), None)
-        if kind:
-            handles.append(module.register_forward_hook(lambda mod, i, o, kind=kind: hook(mod, i, o, kind)))
-    try:
-        call("the perceiver GPT's forward", ctx.submission_dir, net, idx)
-    finally:
-        for h in handles:
-            h.remove()
-    return runs
 
 
 @grader_test("1g-5-basic", "initialize_perceiver_model builds a perceiver: down block, middle blocks at length m, "
@@ -1180,7 +994,7 @@ def test_1g_5(ctx):
             raise Fail("initialize_perceiver_model returned None: its part (g) code in helper.py is missing")
         case = {"type": type(net).__name__, "is_gpt": isinstance(net, model.GPT)}
         if case["is_gpt"]:
-            case["runs"] = _perceiver_runs(ctx, net.eval(), torch.randint(0, 30, (2, 40)))
+            case["runs"] = perceiver_runs(ctx, net.eval(), torch.randint(0, 30, (2, 40)))
         cases.append(case)
     ctx.report(cases)
 
@@ -1227,14 +1041,14 @@ def test_1g_6(ctx):
     if net is None:
         raise Fail("initialize_perceiver_model returned None: its part (g) code in helper.py is missing")
     net.eval()
-    kinds = sorted({kind for kind, _, _ in _perceiver_runs(ctx, net, torch.randint(0, 30, (1, 16)))})
+    kinds = sorted({kind for kind, _, _ in perceiver_runs(ctx, net, torch.randint(0, 30, (1, 16)))})
     outputs = []
     if {"down", "up"} <= set(kinds):
         with torch.no_grad():
             torch.manual_seed(1)
             idx = torch.randint(0, 30, (2, 64))
             base, _ = call("the perceiver GPT's forward", ctx.submission_dir, net, idx)
-            outputs.append(_require_tensor(base, "the perceiver GPT's forward", (2, 64, 30)))
+            outputs.append(require_tensor(base, "the perceiver GPT's forward", (2, 64, 30)))
             for t in G6_POSITIONS:
                 changed = idx.clone()
                 changed[:, t:] = (idx[:, t:] + torch.randint(1, 30, (2, 64 - t))) % 30
@@ -1256,7 +1070,7 @@ def judge_1g_6(ctx, report):
     if not {"down", "up"} <= set(report.get("kinds") or ()):
         raise Fail("initialize_perceiver_model returned a model that runs no DownProjectBlock/UpProjectBlock, so "
                    "there is no perceiver to check: it must set mconf.perceiver = True before building GPT(mconf)")
-    base, *outs = _tensors(report.get("outputs"), len(G6_POSITIONS) + 1, (2, 64, 30))
+    base, *outs = tensors(report.get("outputs"), len(G6_POSITIONS) + 1, (2, 64, 30))
     for t, out in zip(G6_POSITIONS, outs):
         if not torch.allclose(out[:, :t], base[:, :t], atol=1e-5):
             raise Fail(f"the perceiver is not causal: changing the tokens from position {t} on changed the "
@@ -1280,123 +1094,30 @@ def judge_1g_7(ctx, facts):
                                      warmup_tokens=512 * 20, num_workers=WORKERS), pretrained=True)
 
 
-def _readings(ctx, ref, cls, m, args):
-    """The outputs of the block as the handout and the course's hints allow it to be written, computed with the
-    reference's layers (holding the same weights as the student's, so every LayerNorm is the same function).
-
-    The course's hints put the layer norm of the attention sub-layer on C (down block) and on y (up block); a
-    copy of Block puts it on the attention's input.  So the query, the keys/values or both may be normalised,
-    and the residual stream may start from the query, from its normalised form, or not at all: the handout's
-    equations (3) and (4) define the block's first output as the cross-attention alone, and Block's residual
-    cannot be copied as it is into the down block (T rows in, m out); 8 of 26 real solutions we graded
-    dropped it.  The MLP sub-layer is Block's in every reading: h + mlp(layer_norm(h))."""
-    import torch.nn as nn
-
-    attention = ctx.solution("attention").CausalCrossAttention
-    ln = next(m for m in ref.modules() if isinstance(m, nn.LayerNorm))
-    attn = next(m for m in ref.modules() if isinstance(m, attention))
-    mlp = next(c for c in ref.children() if not isinstance(c, (nn.LayerNorm, attention)))
-    if cls == "DownProjectBlock":
-        (x,) = args
-        query, kv = _basis(ref, m, x.size(-1)).reshape(1, m, x.size(-1)), x
-    else:
-        y, x = args
-        query, kv = x, y
-    outputs = {}
-    for name, norm_q, norm_kv in (("layer norm on the query", True, False),
-                                  ("layer norm on the keys/values", False, True),
-                                  ("layer norm on both", True, True)):
-        q, k = (ln(query) if norm_q else query), (ln(kv) if norm_kv else kv)
-        for start in ("query", "normalised query", None) if norm_q else ("query", None):
-            residual = {"query": query, "normalised query": q, None: 0}[start]
-            h = residual + attn(k, q)
-            outputs[f"{name}, " + (f"residual from the {start}" if start else "no residual")] = h + mlp(ln(h))
-    return outputs
-
-
-def _block_inputs(cls):
-    """The inputs on which a block is compared with the reference (fixed: the judge draws the same)."""
-    import torch
-
-    gen = torch.Generator().manual_seed(7)
-    if cls == "DownProjectBlock":
-        return [(torch.randn(b, t, 32, generator=gen),) for b, t in SHAPES]
-    return [(torch.randn(b, 8, 32, generator=gen), torch.randn(b, t, 32, generator=gen)) for b, t in SHAPES]
-
-
-def _report_block(ctx, cls):
-    """Beside the student's code: the block's parameter shapes and its outputs on _block_inputs, with weights
-    set by shape (_fill_by_shape); the judge (_compare_block) compares them with the reference's layers."""
-    import torch
-
-    mine = _block(ctx, cls, _perceiver_config(ctx))
-    shapes = _fill_by_shape(mine, 32)
-    outputs = []
-    with torch.no_grad():
-        for args in _block_inputs(cls):
-            shape = (args[0].size(0), 8, 32) if cls == "DownProjectBlock" else tuple(args[1].shape)
-            got = call(f"{cls}.forward", ctx.submission_dir, mine, *args)
-            outputs.append(_require_tensor(got, f"{cls}.forward", shape).detach().float().cpu())
-    ctx.report({"shapes": shapes, "outputs": outputs})
-
-
-def _compare_block(ctx, report, cls):
-    """The judge: the student's block and the reference's layers, given the same weights by shape
-    (_fill_by_shape), agree in one of the readings the course's text allows (_readings), the same one for
-    every input."""
-    import torch
-
-    ref_model = ctx.solution("model")
-    ref_cfg = _perceiver_config(ctx, "solution")
-    ref = getattr(ref_model, cls)(ref_cfg).eval()
-    _check_shapes(_reported_shapes(report), _fill_by_shape(ref, 32), cls, flexible=((32,),))
-    inputs = _block_inputs(cls)
-    outputs = report.get("outputs")
-    if not isinstance(outputs, list) or len(outputs) != len(inputs):
-        raise Fail(f"the test reported no outputs of {cls} to compare")
-    agree = None
-    with torch.no_grad():
-        for args, got in zip(inputs, outputs):
-            readings = _readings(ctx, ref, cls, ref_cfg.bottleneck_dim, args)
-            want = ref(*args)
-            if not any(torch.allclose(out, want, atol=1e-5) for out in readings.values()):
-                raise Fail(f"the reference's {cls} is none of the readings (a problem of the grading set-up)")
-            got = _require_tensor(got, f"{cls}.forward", tuple(want.shape)).float()
-            diffs = {name: (got - out.float()).abs().max().item() for name, out in readings.items()}
-            close = {name for name, d in diffs.items() if d <= 1e-4}
-            agree = close if agree is None else agree & close
-            if not agree:
-                shapes = ", ".join(str(tuple(a.shape)) for a in args)
-                raise Fail(f"{cls}'s outputs for inputs {shapes} differ from the handout's block when both hold the "
-                           f"same weights (largest difference {min(diffs.values()):.3g} from the nearest reading: "
-                           "cross-attention with a residual connection, a layer norm on the query and/or the "
-                           "keys/values, then Block's MLP sub-layer with its own residual)")
-
-
 @grader_test("1g-0-hidden", "DownProjectBlock computes the handout's block (same weights as the reference's)",
              timeout=30, needs=("solution",))
 def test_1g_0_hidden(ctx):
     """With the same weights (matched by shape), the down block's output equals the reference layers' in one
-    reading: layer norm on C, on the input or on both (_readings)."""
-    _report_block(ctx, "DownProjectBlock")
+    reading: layer norm on C, on the input or on both (block_readings)."""
+    report_block(ctx, "DownProjectBlock", SHAPES)
 
 
 @grader_judge("1g-0-hidden")
 def judge_1g_0_hidden(ctx, report):
-    _compare_block(ctx, report, "DownProjectBlock")
+    compare_block(ctx, report, "DownProjectBlock", SHAPES)
 
 
 @grader_test("1g-1-hidden", "UpProjectBlock computes the handout's block (same weights as the reference's)",
              timeout=30, needs=("solution",))
 def test_1g_1_hidden(ctx):
     """With the same weights (matched by shape), the up block's output equals the reference layers' in one
-    reading: layer norm on y, on the input x or on both (_readings)."""
-    _report_block(ctx, "UpProjectBlock")
+    reading: layer norm on y, on the input x or on both (block_readings)."""
+    report_block(ctx, "UpProjectBlock", SHAPES)
 
 
 @grader_judge("1g-1-hidden")
 def judge_1g_1_hidden(ctx, report):
-    _compare_block(ctx, report, "UpProjectBlock")
+    compare_block(ctx, report, "UpProjectBlock", SHAPES)
 
 
 _register_predictions("1g-2-hidden", "perceiver.pretrain.dev.predictions",

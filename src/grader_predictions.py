@@ -18,11 +18,12 @@ The perceiver's blocks are the student's own classes, so their parameter names a
 mapped onto the roles of the handout's block (basis C, attention layer norm(s), query/key/value/output
 projections, MLP layer norm, the MLP's two layers) by shape, by name where the names say it (the given Block's
 ln1/ln2, attention's key/query/value/proj, or q/k/v/out-like names) and by registration order otherwise, and every
-reading the grader accepts (grader._readings: the layer norm on the query, the keys/values or both, the residual
-from the query, from its normalised form or none; a third LayerNorm for the query) is a candidate.  The judge keeps the
-candidate whose answers agree best with the file.  That choice is sound: each candidate is a correct perceiver
-as the handout describes it, so whichever one the params were trained in is a right reading, and no choice can
-make the params say an answer they do not give in some correct reading of the course's model.
+reading the grader accepts (grader_same_weights.block_readings: the layer norm on the query, the keys/values or
+both, the residual from the query, from its normalised form or none; a third LayerNorm for the query) is a
+candidate.  The judge keeps the candidate whose answers agree best with the file.  That choice is sound: each
+candidate is a correct perceiver as the handout describes it, so whichever one the params were trained in is a
+right reading, and no choice can make the params say an answer they do not give in some correct reading of the
+course's model.
 """
 
 import math
@@ -82,8 +83,8 @@ def load_params(path, params_name):
 # A model's weights as the forward pass below uses them: {"tok", "pos", "ln_f", "head", "blocks": [block],
 # "down", "up"}; a block {"ln1", "attn": {"q", "k", "v", "o"}, "ln2", "fc1", "fc2"} (a layer: (weight, bias));
 # a perceiver block {"C" (down only), "ln_q", "ln_kv" (a layer or None), "res" ("query", "normalised query" or
-# "none": where the residual around the cross-attention starts, grader._readings),
-# "attn", "ln2", "fc1", "fc2"}.
+# "none": where the residual around the cross-attention starts, grader_same_weights.block_readings), "attn",
+# "ln2", "fc1", "fc2"}.
 
 
 def _layer(state, prefix, bias=True):
