@@ -26,8 +26,10 @@ from graderUtil import (  # noqa: F401  (some names are re-exported for the inst
     PENDING_MESSAGE, REGISTRY, Fail, call, count_lines, grader_judge, grader_test, load_points, main,
     normalized_sha256, read_prediction_lines, seed_everything, select_thresholds)
 from grader_perceiver import (build_block, changed_rows, changes, find_basis, perceiver_config, perceiver_runs,
-                              require_blocks, require_tensor, run_down, run_up, tensors)
+                              require_tensor, run_down, run_up, tensors)
 from grader_same_weights import assert_close, check_shapes, compare_block, fill_by_shape, report_block, reported_shapes
+from grader_training import (TCONF_NAMES, WORKERS, check_result_pair, corpus, finetune_case, finetune_judge,
+                             judge_training, tiny_gpt, training_facts, without_training)
 from grader_dataset import MASK, PAD, Examples, corruption_dataset, observe, observe_whole, random_lines, whole_parts
 
 # The student's files, and the student files each one imports (the harness imports those first, so that a
@@ -54,8 +56,8 @@ GOLD_FILES = {"dev": course.DATA_FILES["dev"], "test": ANSWERS_FILE}  # the answ
 # class grading copies exactly these, the Gradescope bundle is refused when it lacks one, and the instructor's
 # test suite checks the list against the imports it finds in these files.
 GRADING_FILES = ["grader.py", "graderUtil.py", "grader_written.py", "grader_dataset.py", "grader_perceiver.py",
-                 "grader_same_weights.py", "grader_predictions.py", "attention_simulation.py", "course.py",
-                 "points.json"]
+                 "grader_same_weights.py", "grader_training.py", "grader_predictions.py", "attention_simulation.py",
+                 "course.py", "points.json"]
 
 graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[ANSWERS_FILE],
                      dataset_file="birth_dev.tsv", grading_files=GRADING_FILES)
@@ -63,209 +65,8 @@ graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[A
 # ----------------------------------------------------------------------------------------------------------
 # The tests.  They run in worker processes; torch is imported inside them (the parent never imports it).
 
-class AnyWorkers:
-    """num_workers as an expected value: any whole number >= 0.  It sets how many processes load the data, not
-    what the model learns (same batches, same order); this version's hints say 4, later cohorts' hints 0."""
 
-    def __repr__(self):
-        return "a whole number >= 0"
-
-
-WORKERS = AnyWorkers()
-
-
-def _same(got, want):
-    """Equal as the handout means it: True is True (or 1); numbers are equal up to float rounding."""
-    import math
-    import numbers
-
-    if isinstance(want, AnyWorkers):
-        return isinstance(got, numbers.Integral) and not isinstance(got, bool) and got >= 0
-    if isinstance(want, bool):
-        return isinstance(got, (bool, numbers.Integral)) and got == want
-    if isinstance(got, bool) or not isinstance(got, numbers.Real):
-        return False
-    return math.isclose(float(got), float(want), rel_tol=1e-9, abs_tol=0.0)
-
-
-class TrainingStarted(BaseException):
-    """Stands in for Trainer.train while finetune or pretrain runs.  A BaseException, so that `call` (which
-    turns an Exception into a Fail) lets it through to _without_training, which says what happened."""
-
-
-def _without_training(ctx, fn_name, fn, *args):
-    """fn(*args) with the student's Trainer.train replaced by a tripwire.  finetune and pretrain only build the
-    TrainerConfig and the Trainer; run.py trains.  One that trains itself would run for hours here (75 epochs
-    on the CPU): the tripwire turns that into a clear failure instead of a time-out."""
-    trainer = ctx.student("trainer")
-    original = trainer.Trainer.__dict__.get("train")
-
-    def tripwire(self, *a, **k):
-        raise TrainingStarted()
-
-    trainer.Trainer.train = tripwire
-    try:
-        return call(fn_name, ctx.submission_dir, fn, *args)
-    except TrainingStarted:
-        raise Fail(f"{fn_name} started training (it called Trainer.train): it must only build and return "
-                   "(tconf, trainer_obj); run.py trains the model afterwards with helper.train") from None
-    finally:
-        if original is None:
-            del trainer.Trainer.train
-        else:
-            trainer.Trainer.train = original
-
-
-def _check_result_pair(result, fn_name):
-    if result is None:
-        raise Fail(f"{fn_name} returned None: implement it in helper.py and return (tconf, trainer_obj)")
-    if not isinstance(result, tuple) or len(result) != 2:
-        raise Fail(f"{fn_name} must return the pair (tconf, trainer_obj), not {type(result).__name__}")
-    tconf, trainer_obj = result
-    if tconf is None or trainer_obj is None:
-        raise Fail(f"{fn_name} returned ({'None' if tconf is None else 'tconf'}, "
-                   f"{'None' if trainer_obj is None else 'trainer_obj'}): its part in helper.py is missing")
-    return tconf, trainer_obj
-
-
-def _plain(value):
-    """A value the student's code gave, as data a judge can load: a number or a bool as it is, anything else
-    by its repr (which no expected number equals)."""
-    import numbers
-
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        return float(value)
-    return {"repr": repr(value)[:100]}
-
-
-def _shown(value):
-    return value["repr"] if isinstance(value, dict) else repr(value)
-
-
-def _training_facts(ctx, tconf, trainer_obj, model, names):
-    """Beside the student's code: what finetune or pretrain built, as data (the judge decides on it)."""
-    trainer = ctx.student("trainer")
-    return {"tconf_type": type(tconf).__name__, "is_tconf": isinstance(tconf, trainer.TrainerConfig),
-            "tconf": {name: _plain(getattr(tconf, name, None)) for name in names},
-            "trainer_type": type(trainer_obj).__name__, "is_trainer": isinstance(trainer_obj, trainer.Trainer),
-            "config_is_tconf": getattr(trainer_obj, "config", None) is tconf,
-            "model_is_model": getattr(trainer_obj, "model", None) is model,
-            "test_dataset_none": getattr(trainer_obj, "test_dataset", None) is None}
-
-
-def _judge_training(facts, expected, fn_name, what):
-    """The TrainerConfig's hyperparameters against the numbers a test writes out (the course's helper.py lists
-    them for finetune and pretrain; the course's grader checks the same values), then the Trainer."""
-    if not isinstance(facts, dict) or not isinstance(facts.get("tconf"), dict):
-        raise Fail(f"the test reported nothing of what {fn_name} built")
-    if facts.get("is_tconf") is not True:
-        raise Fail(f"{fn_name}: tconf is a {facts.get('tconf_type')}, not a trainer.TrainerConfig")
-    wrong = []
-    for name, want in expected.items():
-        got = facts["tconf"].get(name)
-        if not _same(got, want):
-            wrong.append(f"{name}={_shown(got)} (expected {want!r})")
-    if wrong:
-        raise Fail(f"{what}: TrainerConfig " + "; ".join(wrong) + " -- the hyperparameters listed for it in "
-                   "helper.py")
-    if facts.get("is_trainer") is not True:
-        raise Fail(f"{fn_name}: trainer_obj is a {facts.get('trainer_type')}, not a trainer.Trainer")
-    if facts.get("config_is_tconf") is not True:
-        raise Fail(f"{fn_name}: the Trainer must be built with the returned tconf")
-    if facts.get("model_is_model") is not True:
-        raise Fail(f"{fn_name}: the Trainer must train the model that was passed in")
-    if facts.get("test_dataset_none") is not True:
-        raise Fail(f"{fn_name}: the Trainer's test dataset must be None")
-
-
-def _corpus(ctx, block_size):
-    """The student's CharCorruptionDataset over the data folder's wiki.txt (cached per block size)."""
-    key = ("corpus", block_size)
-    if key not in ctx.cache:
-        text = ctx.read_data("wiki.txt")
-        dataset = ctx.student("dataset")
-        ctx.cache[key] = call(f"CharCorruptionDataset(<wiki.txt>, {block_size})", ctx.submission_dir,
-                              dataset.CharCorruptionDataset, text, block_size)
-    return ctx.cache[key]
-
-
-def _tiny_gpt(ctx, vocab_size, block_size, seed, perceiver=False, bottleneck_dim=16, n_layer=2):
-    import torch
-
-    model = ctx.student("model")
-    kwargs = dict(n_layer=n_layer, n_head=2, n_embd=32)
-    cfg = model.GPTConfig(vocab_size, block_size, **kwargs)
-    if perceiver:
-        cfg.perceiver, cfg.bottleneck_dim = True, bottleneck_dim
-        require_blocks(ctx, cfg)
-    torch.manual_seed(seed)
-    return call("GPT(config)", ctx.submission_dir, model.GPT, cfg)
-
-
-FINETUNE_BLOCK = 128
-
-
-def _finetune_case(ctx, pretrained, perceiver=False):
-    """Beside the student's code: finetune(...) as run.py calls it, on the data folder's training file, with its
-    default finetune_lr, without training; reports what it built (_finetune_judge decides).  With
-    reading_params_path, whether the model holds the saved parameters."""
-    import torch
-
-    block = FINETUNE_BLOCK
-    ds = _corpus(ctx, block)
-    train_path = ctx.data_path("birth_places_train.tsv")
-    helper = ctx.student("helper")
-    dataset = ctx.student("dataset")
-    n_layer = 3 if perceiver else 2
-    model = _tiny_gpt(ctx, ds.vocab_size, block, seed=2, perceiver=perceiver, n_layer=n_layer)
-    params = None
-    if pretrained:
-        source = _tiny_gpt(ctx, ds.vocab_size, block, seed=1, perceiver=perceiver, n_layer=n_layer)
-        params = ctx.tmp / "pretrained.params"
-        torch.save(source.state_dict(), params)
-        params = str(params)
-    result = _without_training(ctx, "finetune", helper.finetune, params, str(train_path), ds, block, model)
-    tconf, trainer_obj = _check_result_pair(result, "finetune")
-    facts = _training_facts(ctx, tconf, trainer_obj, model, FINETUNE_NAMES)
-    data = getattr(trainer_obj, "train_dataset", None)
-    facts.update(corpus_len=len(ds), data_type=type(data).__name__,
-                 is_name_dataset=isinstance(data, dataset.NameDataset),
-                 data_len=len(data) if isinstance(data, dataset.NameDataset) else None)
-    if pretrained:
-        # parameters, not the state dict: buffers (the course's attention masks) are not what pretraining learns
-        facts["differs"] = next((k for k, (want, got) in enumerate(zip(source.parameters(), model.parameters()))
-                                 if not torch.equal(got.detach().cpu(), want.detach().cpu())), None)
-    ctx.report(facts)
-
-
-FINETUNE_NAMES = ("max_epochs", "batch_size", "learning_rate", "lr_decay", "warmup_tokens", "num_workers",
-                  "final_tokens")
-
-
-def _finetune_judge(ctx, facts, expected, pretrained):
-    """The judge of a finetune test: tconf holds the `expected` numbers (final_tokens from the corpus, as
-    200 * len(pretrain_dataset) * block_size), the Trainer trains the given model on a NameDataset of the
-    training file, and with reading_params_path the model holds the saved parameters."""
-    facts = facts if isinstance(facts, dict) else {}
-    train_path = ctx.data_path("birth_places_train.tsv")
-    n_train = count_lines(train_path)
-    if not isinstance(facts.get("corpus_len"), int):
-        raise Fail("the test reported nothing of what finetune built")
-    fn_name = "finetune " + ("with" if pretrained else "without") + " pretrained parameters"
-    _judge_training(facts, dict(expected, final_tokens=200 * facts["corpus_len"] * FINETUNE_BLOCK), "finetune",
-                    fn_name)
-    if facts.get("is_name_dataset") is not True:
-        raise Fail(f"finetune: the Trainer's training data must be a NameDataset, not {facts.get('data_type')}")
-    if facts.get("data_len") != n_train:
-        raise Fail(f"finetune: the NameDataset has {facts.get('data_len')} examples but {train_path.name} has "
-                   f"{n_train} lines")
-    if pretrained and ("differs" not in facts or facts["differs"] is not None):
-        raise Fail("finetune: the pretrained parameters from reading_params_path were not loaded into "
-                   f"the model (load the state dict saved there into it); parameter {facts.get('differs')} differs")
+FINETUNE_BLOCK = 128  # the block size run.py passes (course.MODEL)
 
 
 @grader_test("1c-0-basic", "initialize_vanilla_model returns a vanilla GPT built from mconf", timeout=30)
@@ -303,7 +104,7 @@ def judge_1c_0(ctx, facts):
 @grader_test("1c-1-basic", "finetune without pretrained parameters: the TrainerConfig and Trainer of the handout",
              timeout=30)
 def test_1c_1(ctx):
-    _finetune_case(ctx, pretrained=False)
+    finetune_case(ctx, FINETUNE_BLOCK, pretrained=False)
 
 
 @grader_judge("1c-1-basic")
@@ -312,8 +113,8 @@ def judge_1c_1(ctx, facts):
     epochs, batch 256, learning rate 6e-4, lr decay, 512*20 warmup tokens, 200*len(pretrain_dataset)*block_size
     final tokens, any num_workers (AnyWorkers); the Trainer trains a NameDataset of the training file; finetune
     returns (tconf, trainer_obj) without training."""
-    _finetune_judge(ctx, facts, dict(max_epochs=75, batch_size=256, learning_rate=6e-4, lr_decay=True,
-                                     warmup_tokens=512 * 20, num_workers=WORKERS), pretrained=False)
+    finetune_judge(ctx, facts, dict(max_epochs=75, batch_size=256, learning_rate=6e-4, lr_decay=True,
+                                     warmup_tokens=512 * 20, num_workers=WORKERS), FINETUNE_BLOCK, pretrained=False)
 
 
 @grader_test("1c-2-basic", "train runs the trainer, then saves the trained parameters", timeout=30)
@@ -322,7 +123,7 @@ def test_1c_2(ctx):
     from torch.utils.data import TensorDataset
 
     helper, trainer = ctx.student("helper"), ctx.student("trainer")
-    net = _tiny_gpt(ctx, 20, 16, seed=3)
+    net = tiny_gpt(ctx, 20, 16, seed=3)
     before = {k: v.detach().clone() for k, v in net.state_dict().items()}
     x = torch.randint(2, 20, (32, 15))
     data = TensorDataset(x, torch.roll(x, -1, dims=1))
@@ -755,12 +556,12 @@ def judge_1e_6(ctx, report):
 @grader_test("1f-0-basic", "pretrain: the TrainerConfig and Trainer of the handout", timeout=30)
 def test_1f_0(ctx):
     block = PRETRAIN_BLOCK
-    ds = _corpus(ctx, block)
+    ds = corpus(ctx, block)
     helper = ctx.student("helper")
-    model = _tiny_gpt(ctx, ds.vocab_size, block, seed=4)
-    result = _without_training(ctx, "pretrain", helper.pretrain, ds, block, model)
-    tconf, trainer_obj = _check_result_pair(result, "pretrain")
-    facts = _training_facts(ctx, tconf, trainer_obj, model, FINETUNE_NAMES)
+    model = tiny_gpt(ctx, ds.vocab_size, block, seed=4)
+    result = without_training(ctx, "pretrain", helper.pretrain, ds, block, model)
+    tconf, trainer_obj = check_result_pair(result, "pretrain")
+    facts = training_facts(ctx, tconf, trainer_obj, model, TCONF_NAMES)
     facts.update(corpus_len=len(ds), trains_on_dataset=getattr(trainer_obj, "train_dataset", None) is ds)
     ctx.report(facts)
 
@@ -776,7 +577,7 @@ def judge_1f_0(ctx, facts):
     facts = facts if isinstance(facts, dict) else {}
     if not isinstance(facts.get("corpus_len"), int):
         raise Fail("the test reported nothing of what pretrain built")
-    _judge_training(facts, dict(max_epochs=650, batch_size=128, learning_rate=6e-3, lr_decay=True,
+    judge_training(facts, dict(max_epochs=650, batch_size=128, learning_rate=6e-3, lr_decay=True,
                                 warmup_tokens=512 * 20, final_tokens=200 * facts["corpus_len"] * PRETRAIN_BLOCK,
                                 num_workers=WORKERS), "pretrain", "pretrain")
     if facts.get("trains_on_dataset") is not True:
@@ -786,15 +587,15 @@ def judge_1f_0(ctx, facts):
 @grader_test("1f-1-basic", "finetune with pretrained parameters: loads them; the TrainerConfig (10 epochs)",
              timeout=30)
 def test_1f_1(ctx):
-    _finetune_case(ctx, pretrained=True)
+    finetune_case(ctx, FINETUNE_BLOCK, pretrained=True)
 
 
 @grader_judge("1f-1-basic")
 def judge_1f_1(ctx, facts):
     """With reading_params_path: the model holds the pretrained parameters; 10 epochs, the rest as without
     pretraining (default finetune_lr: learning rate 6e-4)."""
-    _finetune_judge(ctx, facts, dict(max_epochs=10, batch_size=256, learning_rate=6e-4, lr_decay=True,
-                                     warmup_tokens=512 * 20, num_workers=WORKERS), pretrained=True)
+    finetune_judge(ctx, facts, dict(max_epochs=10, batch_size=256, learning_rate=6e-4, lr_decay=True,
+                                     warmup_tokens=512 * 20, num_workers=WORKERS), FINETUNE_BLOCK, pretrained=True)
 
 
 _register_predictions("1f-0-hidden", "vanilla.pretrain.dev.predictions",
@@ -1083,15 +884,15 @@ def judge_1g_6(ctx, report):
 @grader_test("1g-7-basic", "finetune a perceiver with pretrained parameters: loads them; the TrainerConfig",
              timeout=30)
 def test_1g_7(ctx):
-    _finetune_case(ctx, pretrained=True, perceiver=True)
+    finetune_case(ctx, FINETUNE_BLOCK, pretrained=True, perceiver=True)
 
 
 @grader_judge("1g-7-basic")
 def judge_1g_7(ctx, facts):
     """finetune works for the perceiver as for the vanilla model: loads the parameters; 10 epochs, batch 256,
     learning rate 6e-4 (the default finetune_lr), lr decay, 512*20 warmup tokens, any num_workers."""
-    _finetune_judge(ctx, facts, dict(max_epochs=10, batch_size=256, learning_rate=6e-4, lr_decay=True,
-                                     warmup_tokens=512 * 20, num_workers=WORKERS), pretrained=True)
+    finetune_judge(ctx, facts, dict(max_epochs=10, batch_size=256, learning_rate=6e-4, lr_decay=True,
+                                     warmup_tokens=512 * 20, num_workers=WORKERS), FINETUNE_BLOCK, pretrained=True)
 
 
 @grader_test("1g-0-hidden", "DownProjectBlock computes the handout's block (same weights as the reference's)",
