@@ -17,13 +17,12 @@ Points are in points.json, next to this file, together with the accuracy thresho
 """
 
 import sys
-from pathlib import Path
 
 import course  # the course's facts: model size, targets, deliverables
 import grader_predictions
 import graderUtil
 from graderUtil import (  # noqa: F401  (some names are re-exported for the instructor's test suite)
-    PENDING_MESSAGE, REGISTRY, Fail, call, count_lines, grader_judge, grader_test, load_points, main,
+    PENDING_MESSAGE, REGISTRY, Fail, call, grader_judge, grader_test, load_points, main,
     normalized_sha256, read_prediction_lines, seed_everything, select_thresholds)
 from grader_perceiver import (build_block, changed_rows, changes, find_basis, perceiver_config, perceiver_runs,
                               require_tensor, run_down, run_up, tensors)
@@ -43,10 +42,6 @@ STUDENT_DEPS = {
     "helper": ["dataset", "attention", "model", "trainer", "utils"],
     "attention_exploration": [],
 }
-# Prediction files: the question set they answer ("dev" or "test") and the run.sh target that writes them.
-EVALUATIONS = [t for t in course.TARGETS if t.function == "evaluate"]
-PREDICTIONS = {t.writes: (t.data, t.name) for t in EVALUATIONS}
-QUESTION_FILES = {split: course.DATA_FILES[split] for split in ("dev", "test")}
 ANSWERS_FILE = "birth_test.tsv"  # held out: present only where submissions are graded
 GOLD_FILES = {"dev": course.DATA_FILES["dev"], "test": ANSWERS_FILE}  # the answers each prediction is scored on
 
@@ -211,92 +206,11 @@ def judge_1c_0_hidden(ctx, report):
 # A prediction file earns its accuracy points only with the params that produced it: the judge loads them into
 # the course's model and decodes every question itself, without the student's code (grader_predictions.py).
 
-# prediction file: (params file, variant, the run.sh target that writes the params)
-PARAMS_FOR = {t.writes: (t.reads, t.variant, course.WRITTEN_BY[t.reads].name) for t in EVALUATIONS}
-
-
-def _predictions_test(fname):
-    """Test of a prediction file, beside the student's code: only that the file is there with one line per
-    question (no student code runs; the judge, _predictions_judge, decides the rest)."""
-
-    split, target = PREDICTIONS[fname]
-
-    def file_problem(predictions_dir, questions):
-        """Why the prediction file cannot be graded (missing, or not one line per question), or ''."""
-        path = Path(predictions_dir) / fname
-        if not path.is_file():
-            return f"{fname} is missing from {predictions_dir}: ./run.sh {target} writes it"
-        if questions is not None:
-            n, lines = count_lines(questions), len(read_prediction_lines(path))
-            if n != lines:
-                return (f"{fname} has {lines} lines but there are {n} questions: one predicted place "
-                        "per line, in the order of the questions")
-        return ""
-
-    def run(ctx):
-        problem = file_problem(ctx.predictions_dir, ctx.data_path(QUESTION_FILES[split]))
-        if problem:
-            raise Fail(problem)
-
-    def pending_note(predictions_dir, data_dir):
-        """Where the answers are absent (a student's machine): the same local check, never an expected value."""
-        questions = Path(data_dir) / QUESTION_FILES[split]
-        problem = file_problem(predictions_dir, questions if questions.is_file() else None)
-        return f" (note: {problem})" if problem else ""
-
-    run.predictions_file = fname
-    run.pending_note = pending_note
-    return run
-
-
-def _predictions_judge(fname):
-    """The accuracy against the answers, in the judge: the student's code never sees them.  A line is correct
-    when it is the right answer and the submitted params give it too (grader_predictions.params_agreement)."""
-
-    def judge(ctx, report):
-        split, target = PREDICTIONS[fname]
-        gold_path = ctx.data_path(GOLD_FILES[split])
-        gold = [line.split("\t") for line in read_prediction_lines(gold_path) if line.strip()]
-        if any(len(fields) < 2 for fields in gold):
-            raise Fail(f"{gold_path} has no answer column (a problem of the grading set-up)")
-        questions = grader_predictions.read_questions(ctx.data_path(QUESTION_FILES[split]))
-        if len(questions) != len(gold):
-            raise Fail(f"{gold_path.name} and {QUESTION_FILES[split]} disagree (a problem of the grading set-up)")
-        answers = [fields[1].strip() for fields in gold]
-        path = ctx.predictions_dir / fname
-        if not path.is_file():
-            raise Fail(f"{fname} is missing from {ctx.predictions_dir}: ./run.sh {target} writes it")
-        predictions = [p.strip() for p in read_prediction_lines(path)]
-        if len(predictions) != len(answers):
-            raise Fail(f"{fname} has {len(predictions)} lines but there are {len(answers)} questions: one "
-                       "predicted place per line, in the order of the questions")
-        agree = grader_predictions.params_agreement(ctx, fname, *PARAMS_FOR[fname], questions, predictions)
-        correct = sum(1 for p, a, ok in zip(predictions, answers, agree) if ok and p == a)
-        total = len(answers)
-        rule = ctx.thresholds.get(fname, {})
-        min_correct = int(rule.get("min_correct", 0))
-        min_accuracy = float(rule.get("min_accuracy", 0.0))
-        score = f"{correct}/{total} correct ({100.0 * correct / total:.2f}%)"
-        differ = agree.count(False)
-        if differ:
-            score += (f"; {differ} line{'s' if differ > 1 else ''} that {PARAMS_FOR[fname][0]} does not give "
-                      f"(line {agree.index(False) + 1} first) counted as wrong")
-        needs = []
-        if min_correct:
-            needs.append(f"at least {min_correct} correct")
-        if min_accuracy:
-            needs.append(f"at least {100 * min_accuracy:g}%")
-        if correct < min_correct or correct < min_accuracy * total - 1e-9:
-            raise Fail(f"{fname}: {score}; needs {' and '.join(needs)} (thresholds '{ctx.threshold_row}')")
-        return f"{fname}: {score}"
-
-    return judge
-
 
 def _register_predictions(tid, fname, description):
     # the judge needs the reference's code: the course's model is built from it
-    grader_test(tid, description, timeout=60, needs=("answers", "solution"))(_predictions_test(fname))
-    grader_judge(tid)(_predictions_judge(fname))
+    grader_test(tid, description, timeout=60, needs=("answers", "solution"))(grader_predictions.file_test(fname))
+    grader_judge(tid)(grader_predictions.file_judge(fname, GOLD_FILES))
 
 
 @grader_test("1d-0-basic", "London baseline: accuracy on dev of always answering the most common training place",
