@@ -24,12 +24,12 @@ import graderUtil
 from graderUtil import (  # noqa: F401  (some names are re-exported for the instructor's test suite)
     PENDING_MESSAGE, REGISTRY, Fail, call, grader_judge, grader_test, load_points, main,
     normalized_sha256, read_prediction_lines, seed_everything, select_thresholds)
+from grader_dataset import MASK, PAD, Examples, corruption_dataset, observe, observe_whole, random_lines, whole_parts
 from grader_perceiver import (build_block, changed_rows, changes, find_basis, perceiver_config, perceiver_runs,
                               require_tensor, run_down, run_up, tensors)
 from grader_same_weights import assert_close, check_shapes, compare_block, fill_by_shape, report_block, reported_shapes
 from grader_training import (TCONF_NAMES, WORKERS, check_result_pair, corpus, finetune_case, finetune_judge,
                              judge_training, tiny_gpt, training_facts, without_training)
-from grader_dataset import MASK, PAD, Examples, corruption_dataset, observe, observe_whole, random_lines, whole_parts
 
 # The student's files, and the student files each one imports (the harness imports those first, so that a
 # broken file is named as the one that broke).
@@ -50,18 +50,64 @@ GOLD_FILES = {"dev": course.DATA_FILES["dev"], "test": ANSWERS_FILE}  # the answ
 # modules before it drops its privileges (the grader's folder is out of its reach afterwards), the instructor's
 # class grading copies exactly these, the Gradescope bundle is refused when it lacks one, and the instructor's
 # test suite checks the list against the imports it finds in these files.
-GRADING_FILES = ["grader.py", "graderUtil.py", "grader_written.py", "grader_dataset.py", "grader_perceiver.py",
-                 "grader_same_weights.py", "grader_training.py", "grader_predictions.py", "attention_simulation.py",
+GRADING_FILES = ["grader.py", "graderUtil.py", "grader_training.py", "grader_dataset.py", "grader_perceiver.py",
+                 "grader_same_weights.py", "grader_predictions.py", "grader_written.py", "attention_simulation.py",
                  "course.py", "points.json"]
 
 graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[ANSWERS_FILE],
                      dataset_file="birth_dev.tsv", grading_files=GRADING_FILES)
 
 # ----------------------------------------------------------------------------------------------------------
-# The tests.  They run in worker processes; torch is imported inside them (the parent never imports it).
+# The tests, in the handout's order.  They run in worker processes; torch is imported inside them (the parent
+# never imports it).  A test runs beside the student's code and reports what it computed, as data; its judge,
+# a process that never imports student code, decides on that data.  The checks they lean on are in the
+# modules imported above; two kinds of test are made whole from another module's check:
 
 
-FINETUNE_BLOCK = 128  # the block size run.py passes (course.MODEL)
+def _register_predictions(tid, fname, description):
+    """A prediction file's test (grader_predictions.py): beside the student's code, only that the file is there
+    with one line per question; the judge scores it against the held-out answers."""
+    # the judge needs the reference's code: the course's model is built from it
+    grader_test(tid, description, timeout=60, needs=("answers", "solution"))(grader_predictions.file_test(fname))
+    grader_judge(tid)(grader_predictions.file_judge(fname, GOLD_FILES))
+
+
+# A written check (grader_written.py) runs on the student's attention_exploration.py; the written part's tests
+# share one worker (one torch import for eight quick checks).
+WRITTEN = dict(timeout=20, extra_credit=True, group="written")
+
+
+def _written(ctx, check):
+    """Beside the student's code: the check runs on a Recorder of attention_exploration.py, and what the
+    student's functions returned is reported; a check that fails here fails the test at once."""
+    import grader_written  # next to this file; imports torch, so only inside a worker
+
+    recorder = grader_written.Recorder(ctx.student("attention_exploration"))
+    getattr(grader_written, check)(recorder)
+    ctx.report(recorder.calls)
+
+
+def _judge_written(check):
+    """The judge: the same check on a Replay of what was reported (grader_written.py, "Record and replay")."""
+
+    def judge(ctx, calls):
+        import grader_written
+
+        getattr(grader_written, check)(grader_written.Replay(calls))
+
+    return judge
+
+
+def _register_written(tid, description, check, rule):
+    def test(ctx):
+        _written(ctx, check)
+
+    test.__doc__ = rule
+    grader_test(tid, description, **WRITTEN)(test)
+    grader_judge(tid)(_judge_written(check))
+
+
+# -- part (c): the vanilla model, finetune and train -------------------------------------------------------
 
 
 @grader_test("1c-0-basic", "initialize_vanilla_model returns a vanilla GPT built from mconf", timeout=30)
@@ -94,6 +140,9 @@ def judge_1c_0(ctx, facts):
         raise Fail("initialize_vanilla_model did not build the model that mconf describes")
     if facts.get("logits_shape") != [2, 10, 40]:
         raise Fail(f"the model's logits have shape {tuple(facts.get('logits_shape') or ())}")
+
+
+FINETUNE_BLOCK = 128  # the block size run.py passes (course.MODEL)
 
 
 @grader_test("1c-1-basic", "finetune without pretrained parameters: the TrainerConfig and Trainer of the handout",
@@ -201,16 +250,10 @@ def judge_1c_0_hidden(ctx, report):
     assert_close(report.get("logits"), want, "the vanilla model's logits")
 
 
-# -- part (d) and the prediction files --------------------------------------------------------------------
+# -- part (d): the London baseline and the prediction files ------------------------------------------------
 #
 # A prediction file earns its accuracy points only with the params that produced it: the judge loads them into
 # the course's model and decodes every question itself, without the student's code (grader_predictions.py).
-
-
-def _register_predictions(tid, fname, description):
-    # the judge needs the reference's code: the course's model is built from it
-    grader_test(tid, description, timeout=60, needs=("answers", "solution"))(grader_predictions.file_test(fname))
-    grader_judge(tid)(grader_predictions.file_judge(fname, GOLD_FILES))
 
 
 @grader_test("1d-0-basic", "London baseline: accuracy on dev of always answering the most common training place",
@@ -467,6 +510,9 @@ def judge_1e_6(ctx, report):
 # -- part (f): pretraining --------------------------------------------------------------------------------
 
 
+PRETRAIN_BLOCK = 96  # not the course's 128: final_tokens must use the block size, not a constant 128
+
+
 @grader_test("1f-0-basic", "pretrain: the TrainerConfig and Trainer of the handout", timeout=30)
 def test_1f_0(ctx):
     block = PRETRAIN_BLOCK
@@ -478,9 +524,6 @@ def test_1f_0(ctx):
     facts = training_facts(ctx, tconf, trainer_obj, model, TCONF_NAMES)
     facts.update(corpus_len=len(ds), trains_on_dataset=getattr(trainer_obj, "train_dataset", None) is ds)
     ctx.report(facts)
-
-
-PRETRAIN_BLOCK = 96  # not the course's 128: final_tokens must use the block size, not a constant 128
 
 
 @grader_judge("1f-0-basic")
@@ -523,9 +566,14 @@ _register_predictions("1f-1-hidden", "vanilla.pretrain.test.predictions",
 # The tests judge what the blocks compute, never what their attributes are called: the basis C is found as
 # the one parameter of shape (1, m, n_embd) or (m, n_embd) (m is chosen so that no other layer has that
 # shape), the blocks are found in a model by their class (DownProjectBlock, UpProjectBlock, Block: the names
-# the handout gives), and a comparison with the reference gives both the same weights by shape alone.
+# the handout gives), and a comparison with the reference gives both the same weights by shape alone.  The
+# blocks are built from grader_perceiver.perceiver_config: bottleneck_dim m = 8, n_embd 32, 4 heads, block size
+# 64, no dropout, where a test names no other numbers.
 
 SHAPES = ((3, 20), (1, 64), (2, 8))  # (B, T) with T >= m = 8; T = m included
+
+
+G0_CASES = ((8, 32, 4), (16, 48, 3))
 
 
 @grader_test("1g-0-basic", "DownProjectBlock: (B, T, C) -> (B, m, C) for every T >= m", timeout=30)
@@ -543,9 +591,6 @@ def test_1g_0(ctx):
     ctx.report(cases)
 
 
-G0_CASES = ((8, 32, 4), (16, 48, 3))
-
-
 @grader_judge("1g-0-basic")
 def judge_1g_0(ctx, report):
     """The down block maps (B, T, n_embd) to (B, bottleneck_dim, n_embd), each sequence on its own."""
@@ -557,6 +602,9 @@ def judge_1g_0(ctx, report):
         alone, in_batch = tensors(pair, 2, (1, m, n_embd))
         if not torch.allclose(alone, in_batch, atol=1e-5):
             raise Fail("DownProjectBlock: a sequence's bottleneck depends on the other sequences of the batch")
+
+
+G1_CASES = ((8, 32, 4), (24, 64, 4))
 
 
 @grader_test("1g-1-basic", "the basis C: a learnable (1, m, n_embd) parameter, Xavier-uniform, used as the query",
@@ -576,9 +624,6 @@ def test_1g_1(ctx):
             case["outputs"] = [out, run_down(ctx, block, x, m)]
         cases.append(case)
     ctx.report(cases)
-
-
-G1_CASES = ((8, 32, 4), (24, 64, 4))
 
 
 @grader_judge("1g-1-basic")
@@ -617,6 +662,9 @@ def judge_1g_1(ctx, report):
                        "the queries of the cross-attention)")
 
 
+G2_POSITIONS = (0, 3, 7)
+
+
 @grader_test("1g-2-basic", "DownProjectBlock is causal: bottleneck row j depends only on inputs 0..j", timeout=30)
 def test_1g_2(ctx):
     import torch
@@ -624,9 +672,6 @@ def test_1g_2(ctx):
     block = build_block(ctx, "DownProjectBlock", perceiver_config(ctx))
     with torch.no_grad():
         ctx.report(changes(ctx, lambda x: run_down(ctx, block, x, 8), [torch.randn(2, 20, 32)], G2_POSITIONS, 0))
-
-
-G2_POSITIONS = (0, 3, 7)
 
 
 @grader_judge("1g-2-basic")
@@ -639,6 +684,9 @@ def judge_1g_2(ctx, report):
         if not changed[t]:
             raise Fail(f"DownProjectBlock: changing input position {t} did not change bottleneck row {t} (the "
                        "bottleneck must attend to the input)")
+
+
+G3_POSITIONS = (2, 7, 15)
 
 
 @grader_test("1g-3-basic", "UpProjectBlock: (B, m, C), (B, T, C) -> (B, T, C); the input x gives the queries",
@@ -654,9 +702,6 @@ def test_1g_3(ctx):
         ctx.report(changes(ctx, lambda y, x: run_up(ctx, block, y, x), base, G3_POSITIONS, 1))
 
 
-G3_POSITIONS = (2, 7, 15)
-
-
 @grader_judge("1g-3-basic")
 def judge_1g_3(ctx, report):
     """The up block returns the input's shape, and output row t depends on x only through x[t] (x is the
@@ -666,6 +711,9 @@ def judge_1g_3(ctx, report):
             raise Fail(f"UpProjectBlock: changing x at position {t} changed output rows "
                        f"{[i for i, c in enumerate(changed) if c]}; row t must depend on x at position t only "
                        "(x gives the queries; the bottleneck y gives keys and values)")
+
+
+G4_POSITIONS = (0, 3, 7)
 
 
 @grader_test("1g-4-basic", "UpProjectBlock is causal: output row t uses bottleneck rows 0..t only", timeout=30)
@@ -678,9 +726,6 @@ def test_1g_4(ctx):
         ctx.report(changes(ctx, lambda y, x: run_up(ctx, block, y, x), base, G4_POSITIONS, 0))
 
 
-G4_POSITIONS = (0, 3, 7)
-
-
 @grader_judge("1g-4-basic")
 def judge_1g_4(ctx, report):
     """Changing bottleneck row j leaves output rows t < j as they were and changes row j."""
@@ -691,6 +736,9 @@ def judge_1g_4(ctx, report):
         if not changed[j]:
             raise Fail(f"UpProjectBlock ignores the bottleneck: changing its row {j} did not change output "
                        f"row {j}")
+
+
+G5_BOTTLENECKS = (8, None)  # None: called without bottleneck_dim, whose default is 32
 
 
 @grader_test("1g-5-basic", "initialize_perceiver_model builds a perceiver: down block, middle blocks at length m, "
@@ -712,9 +760,6 @@ def test_1g_5(ctx):
             case["runs"] = perceiver_runs(ctx, net.eval(), torch.randint(0, 30, (2, 40)))
         cases.append(case)
     ctx.report(cases)
-
-
-G5_BOTTLENECKS = (8, None)  # None: called without bottleneck_dim, whose default is 32
 
 
 @grader_judge("1g-5-basic")
@@ -746,6 +791,9 @@ def judge_1g_5(ctx, report):
                        f"{call_note}: initialize_perceiver_model must set mconf.bottleneck_dim = bottleneck_dim")
 
 
+G6_POSITIONS = (3, 8, 20, 63)
+
+
 @grader_test("1g-6-basic", "the perceiver GPT from initialize_perceiver_model is causal", timeout=30)
 def test_1g_6(ctx):
     import torch
@@ -770,9 +818,6 @@ def test_1g_6(ctx):
                 out, _ = call("the perceiver GPT's forward", ctx.submission_dir, net, changed)
                 outputs.append(out)
     ctx.report({"kinds": kinds, "outputs": outputs})
-
-
-G6_POSITIONS = (3, 8, 20, 63)
 
 
 @grader_judge("1g-6-basic")
@@ -809,6 +854,11 @@ def judge_1g_7(ctx, facts):
                                      warmup_tokens=512 * 20, num_workers=WORKERS), FINETUNE_BLOCK, pretrained=True)
 
 
+# a practice check of the written kind: the attention cost of the two models (grader_written.check_1g)
+_register_written("1g-9-basic", "1g attention cost of the vanilla and Perceiver models", "check_1g",
+                  "The attention cost formulas of the vanilla and Perceiver models.")
+
+
 @grader_test("1g-0-hidden", "DownProjectBlock computes the handout's block (same weights as the reference's)",
              timeout=30, needs=("solution",))
 def test_1g_0_hidden(ctx):
@@ -841,43 +891,10 @@ _register_predictions("1g-3-hidden", "perceiver.pretrain.test.predictions",
                       "perceiver.pretrain.test.predictions: accuracy threshold")
 
 
-# -- the written part: extra credit 3a-3d (3e and the attention cost are practice) --------------------------
+# -- the written part: extra credit 3a-3d (3e is practice) -------------------------------------------------
 #
 # The checks and their false-failure bounds are in grader_written.py; each test runs one on the student's
-# attention_exploration.py.  They share one worker (one torch import for eight quick checks).
-
-
-WRITTEN = dict(timeout=20, extra_credit=True, group="written")
-
-
-def _written(ctx, check):
-    """Beside the student's code: the check runs on a Recorder of attention_exploration.py, and what the
-    student's functions returned is reported; a check that fails here fails the test at once."""
-    import grader_written  # next to this file; imports torch, so only inside a worker
-
-    recorder = grader_written.Recorder(ctx.student("attention_exploration"))
-    getattr(grader_written, check)(recorder)
-    ctx.report(recorder.calls)
-
-
-def _judge_written(check):
-    """The judge: the same check on a Replay of what was reported (grader_written.py, "Record and replay")."""
-
-    def judge(ctx, calls):
-        import grader_written
-
-        getattr(grader_written, check)(grader_written.Replay(calls))
-
-    return judge
-
-
-def _register_written(tid, description, check, rule):
-    def test(ctx):
-        _written(ctx, check)
-
-    test.__doc__ = rule
-    grader_test(tid, description, **WRITTEN)(test)
-    grader_judge(tid)(_judge_written(check))
+# attention_exploration.py (_register_written, above).
 
 
 _register_written("3a-0-basic", "3a copy_query: c ~= v_j for unit, non-orthogonal keys", "check_3a",
@@ -894,8 +911,6 @@ _register_written("3d-2-basic", "3d(ii) two heads keep c near (v_a + v_b)/2 when
                   "Under the 3d(ii) perturbation of k_a the two heads keep c near the mean.")
 _register_written("3e-0-basic", "3e(ii) kqv_matrices: c2 ~= u_b and c1 ~= u_b - u_c", "check_3e",
                   "The key/query/value matrices of 3e(ii) give c2 = u_b and c1 = u_b - u_c.")
-_register_written("1g-9-basic", "1g attention cost of the vanilla and Perceiver models", "check_1g",
-                  "The attention cost formulas of the vanilla and Perceiver models.")
 
 
 if __name__ == "__main__":
