@@ -6,13 +6,16 @@ parameter of its shape (find_basis), a model's blocks are recognised by their cl
 the student's code: building and running the blocks (build_block, run_down, run_up, changes, perceiver_runs),
 failing at once where an output is no tensor of the expected shape (require_tensor), which can only cost the
 student.  In the judge, which never imports student code and alone decides the verdict: reading the reported
-outputs (tensors, changed_rows).
+outputs (tensors, changed_rows).  perceiver_config and find_basis serve both sides: the judge builds the
+reference's block from the one and finds its basis with the other (grader_same_weights.py).
 """
 
 from graderUtil import Fail, call
 
 
 def perceiver_config(ctx, package="student", m=8, n_embd=32, block=64, n_head=4):
+    """The GPTConfig of a perceiver with bottleneck_dim m and no dropout, from the student's model.py or (package
+    "solution") the reference's."""
     mod = ctx.student("model") if package == "student" else ctx.solution("model")
     cfg = mod.GPTConfig(30, block, n_layer=3, n_head=n_head, n_embd=n_embd, embd_pdrop=0.0, resid_pdrop=0.0,
                         attn_pdrop=0.0)
