@@ -18,11 +18,12 @@ The perceiver's blocks are the student's own classes, so their parameter names a
 mapped onto the roles of the handout's block (basis C, attention layer norm(s), query/key/value/output
 projections, MLP layer norm, the MLP's two layers) by shape, by name where the names say it (the given Block's
 ln1/ln2, attention's key/query/value/proj, or q/k/v/out-like names) and by registration order otherwise, and every
-reading the grader accepts (grader._readings: the layer norm on the query, the keys/values or both, the residual
-from the query, from its normalised form or none; a third LayerNorm for the query) is a candidate.  The judge keeps the
-candidate whose answers agree best with the file.  That choice is sound: each candidate is a correct perceiver
-as the handout describes it, so whichever one the params were trained in is a right reading, and no choice can
-make the params say an answer they do not give in some correct reading of the course's model.
+reading the grader accepts (grader_same_weights.block_readings: the layer norm on the query, the keys/values or
+both, the residual from the query, from its normalised form or none; a third LayerNorm for the query) is a
+candidate.  The judge keeps the candidate whose answers agree best with the file.  That choice is sound: each
+candidate is a correct perceiver as the handout describes it, so whichever one the params were trained in is a
+right reading, and no choice can make the params say an answer they do not give in some correct reading of the
+course's model.
 """
 
 import math
@@ -30,7 +31,7 @@ import re
 from pathlib import Path
 
 import course
-from graderUtil import Fail, read_prediction_lines
+from graderUtil import Fail, count_lines, read_prediction_lines
 
 PAD = "\u25A1"
 MASK = "\u2047"
@@ -82,8 +83,8 @@ def load_params(path, params_name):
 # A model's weights as the forward pass below uses them: {"tok", "pos", "ln_f", "head", "blocks": [block],
 # "down", "up"}; a block {"ln1", "attn": {"q", "k", "v", "o"}, "ln2", "fc1", "fc2"} (a layer: (weight, bias));
 # a perceiver block {"C" (down only), "ln_q", "ln_kv" (a layer or None), "res" ("query", "normalised query" or
-# "none": where the residual around the cross-attention starts, grader._readings),
-# "attn", "ln2", "fc1", "fc2"}.
+# "none": where the residual around the cross-attention starts, grader_same_weights.block_readings), "attn",
+# "ln2", "fc1", "fc2"}.
 
 
 def _layer(state, prefix, bias=True):
@@ -537,3 +538,95 @@ def params_agreement(ctx, fname, params_name, variant, target, questions, predic
 
 def read_questions(path):
     return [line.split("\t")[0] for line in read_prediction_lines(path) if line.strip()]
+
+
+# -- the tests of a prediction file ------------------------------------------------------------------------
+#
+# grader.py registers one test per prediction file.  Beside the student's code (which it never runs) the test
+# checks only that the file is there with one line per question (file_test); the judge scores it against the
+# answers the student's side never sees, counting a line only where the params give it too (file_judge).
+
+EVALUATIONS = [t for t in course.TARGETS if t.function == "evaluate"]
+# prediction file: (the question set it answers, "dev" or "test"; the run.sh target that writes it)
+PREDICTIONS = {t.writes: (t.data, t.name) for t in EVALUATIONS}
+QUESTION_FILES = {split: course.DATA_FILES[split] for split in ("dev", "test")}
+# prediction file: (params file, variant, the run.sh target that writes the params)
+PARAMS_FOR = {t.writes: (t.reads, t.variant, course.WRITTEN_BY[t.reads].name) for t in EVALUATIONS}
+
+
+def file_test(fname):
+    """Test of a prediction file, beside the student's code: only that the file is there with one line per
+    question (no student code runs; the judge, file_judge, decides the rest)."""
+
+    split, target = PREDICTIONS[fname]
+
+    def file_problem(predictions_dir, questions):
+        """Why the prediction file cannot be graded (missing, or not one line per question), or ''."""
+        path = Path(predictions_dir) / fname
+        if not path.is_file():
+            return f"{fname} is missing from {predictions_dir}: ./run.sh {target} writes it"
+        if questions is not None:
+            n, lines = count_lines(questions), len(read_prediction_lines(path))
+            if n != lines:
+                return (f"{fname} has {lines} lines but there are {n} questions: one predicted place "
+                        "per line, in the order of the questions")
+        return ""
+
+    def run(ctx):
+        problem = file_problem(ctx.predictions_dir, ctx.data_path(QUESTION_FILES[split]))
+        if problem:
+            raise Fail(problem)
+
+    def pending_note(predictions_dir, data_dir):
+        """Where the answers are absent (a student's machine): the same local check, never an expected value."""
+        questions = Path(data_dir) / QUESTION_FILES[split]
+        problem = file_problem(predictions_dir, questions if questions.is_file() else None)
+        return f" (note: {problem})" if problem else ""
+
+    run.predictions_file = fname
+    run.pending_note = pending_note
+    return run
+
+
+def file_judge(fname, gold_files):
+    """The accuracy against the answers, in the judge: the student's code never sees them.  A line is correct
+    when it is the right answer and the submitted params give it too (params_agreement)."""
+
+    def judge(ctx, report):
+        split, target = PREDICTIONS[fname]
+        gold_path = ctx.data_path(gold_files[split])
+        gold = [line.split("\t") for line in read_prediction_lines(gold_path) if line.strip()]
+        if any(len(fields) < 2 for fields in gold):
+            raise Fail(f"{gold_path} has no answer column (a problem of the grading set-up)")
+        questions = read_questions(ctx.data_path(QUESTION_FILES[split]))
+        if len(questions) != len(gold):
+            raise Fail(f"{gold_path.name} and {QUESTION_FILES[split]} disagree (a problem of the grading set-up)")
+        answers = [fields[1].strip() for fields in gold]
+        path = ctx.predictions_dir / fname
+        if not path.is_file():
+            raise Fail(f"{fname} is missing from {ctx.predictions_dir}: ./run.sh {target} writes it")
+        predictions = [p.strip() for p in read_prediction_lines(path)]
+        if len(predictions) != len(answers):
+            raise Fail(f"{fname} has {len(predictions)} lines but there are {len(answers)} questions: one "
+                       "predicted place per line, in the order of the questions")
+        agree = params_agreement(ctx, fname, *PARAMS_FOR[fname], questions, predictions)
+        correct = sum(1 for p, a, ok in zip(predictions, answers, agree) if ok and p == a)
+        total = len(answers)
+        rule = ctx.thresholds.get(fname, {})
+        min_correct = int(rule.get("min_correct", 0))
+        min_accuracy = float(rule.get("min_accuracy", 0.0))
+        score = f"{correct}/{total} correct ({100.0 * correct / total:.2f}%)"
+        differ = agree.count(False)
+        if differ:
+            score += (f"; {differ} line{'s' if differ > 1 else ''} that {PARAMS_FOR[fname][0]} does not give "
+                      f"(line {agree.index(False) + 1} first) counted as wrong")
+        needs = []
+        if min_correct:
+            needs.append(f"at least {min_correct} correct")
+        if min_accuracy:
+            needs.append(f"at least {100 * min_accuracy:g}%")
+        if correct < min_correct or correct < min_accuracy * total - 1e-9:
+            raise Fail(f"{fname}: {score}; needs {' and '.join(needs)} (thresholds '{ctx.threshold_row}')")
+        return f"{fname}: {score}"
+
+    return judge

@@ -1,0 +1,200 @@
+"""The examples of the student's CharCorruptionDataset (part e), as data, and how a judge reads them.
+
+grader.py's part (e) tests lean on this.  Beside the student's code, a test only draws examples from the
+student's dataset and reports them as data (observe, observe_whole); the judge, which never imports student code
+and alone decides the verdict, decodes and checks them (Examples, whole_parts).  Where a draw cannot even be
+turned into data (not a pair of LongTensors, a length the model cannot take) the student's side fails it at
+once: failing early can only cost the student, never earn a point.  Below, the bounds on a false failure of each
+number the part (e) judges check.
+"""
+
+from graderUtil import Fail, call
+
+PAD = "\u25A1"  # the handout's PAD_CHAR and MASK_CHAR
+MASK = "\u2047"
+
+# False failures.  Every sampling test of grader.py seeds random, NumPy and torch alike first, so a given
+# implementation always gets the same verdict.  The thresholds also hold without the seed, for any
+# implementation of either variant, with probability of a false failure below 1e-6:
+# - truncation coverage: a long line's truncated length is uniform on 4..L, L = int(block_size*3/4) or
+#   int(block_size*7/8); the test asks for every value of 4..int(block_size*3/4).  Each shows up in N draws
+#   except with probability <= K * (1 - 1/(L-3))**N, K the number of values asked for: N=4000, block 128
+#   (K=93, L-3 <= 109) gives 1e-14; N=2000, block 50 (K=34, L-3 <= 40) gives 4e-21.
+# - masked-length mean: each ratio masked/truncated lies in [0, 1], so by Hoeffding's inequality the mean of
+#   N=4000 draws is more than t away from its expectation with probability <= 2*exp(-2*N*t*t).  Plausible
+#   implementations (uniform 1..n/2, 0..n/2, n/8..3n/8, Gaussian around n/4, ...) have expectations in
+#   [0.23, 0.27] (block size 128), so the window [0.15, 0.35] leaves t >= 0.08: probability 2*exp(-51).
+# - "varies": the tests draw until 1000 examples keep a line of 40 characters whole (n=40), up to 50,000
+#   draws.  With block size 128 a draw keeps it whole with probability >= 57/93 when the length is drawn from
+#   4..L, and >= 1/37 when it is drawn from 4..min(len(line), L) (a reading real students take): 50,000 draws
+#   then give fewer than 1000 with probability < 1e-20 (mean 1351, Chernoff).  If no single masked start has
+#   probability above 98% at n=40 -- what "random, and it varies" means -- all of 1000 draws agree with
+#   probability <= 0.98**1000 = 2e-9.
+# - "more or less than 1/4" (1e-5): at n=40 the spec wants a masked length that can fall on either side of
+#   10.  Plausible correct draws give each side probability >= 0.15: uniform on 1..20 (P(>10) = 0.5, P(<10) =
+#   0.45), 0..20, 5..15 (5/11 each), 1..2n/4-1, round(gauss(n/4, sd)) for sd >= 1 (>= 0.16 each), n/4 times
+#   uniform(0.5, 1.5).  Even at 2% a side, 1000 draws miss a side with probability <= 2 * 0.98**1000 = 4e-9.
+#   Draws that never exceed 1/4 (min(randint(1, n), n // 4); int(gauss(n/4, 0.1)), which gives 9 or 10)
+#   fail, as they should.  Over the 4000 examples of a long line (all truncated lengths) each side must
+#   reach 5 %: with each side's probability >= 0.15, Hoeffding gives <= 2*exp(-2*4000*0.1**2) = 4e-35.
+# - "random at every truncated length" (1e-5): of the truncated lengths n >= 16 seen >= 20 times among those
+#   4000 examples, at most half may show a single masked length.  Plausible correct draws give no length a
+#   probability above 1/2 at n >= 16 (round(gauss(n/4, 1)): 0.38), so one group agrees with probability
+#   <= 0.5**19 = 2e-6, and half of the >= 30 groups with far less.  A masked length fixed by n (n // 4 on
+#   long lines, computed from the line rather than drawn) fails.
+# - "examples differ" (1e-6): 20 draws of a line of >= 80 characters are all identical only if one truncated
+#   length comes up 20 times; no length has probability above 33/109 (the line kept whole, 7/8 variant), so
+#   this happens with probability <= (33/109)**19 < 1e-9 per line.
+
+
+def random_lines(seed, lengths, alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJ .,'-0123456789"):
+    """The lines of a test's corpus, one of each length: random characters, the same for a given seed."""
+    import random
+
+    rng = random.Random(seed)
+    return ["".join(rng.choice(alphabet) for _ in range(n)) for n in lengths]
+
+
+def _specials(ds):
+    """(PAD_CHAR, MASK_CHAR) as the student's dataset has them: an instance attribute (the course's code) or
+    a class attribute; the handout's characters otherwise."""
+    return getattr(ds, "PAD_CHAR", PAD), getattr(ds, "MASK_CHAR", MASK)
+
+
+def corruption_dataset(ctx, lines, block_size):
+    dataset = ctx.student("dataset")
+    return call(f"CharCorruptionDataset(text, {block_size})", ctx.submission_dir, dataset.CharCorruptionDataset,
+                "\n".join(lines) + "\n", block_size)
+
+
+def _example(ctx, ds, idx):
+    """ds[idx] as two lists of ids, after checking it is a pair of LongTensors of one length: block_size - 1
+    (the padded string of block_size characters, shifted) or block_size (one sentence of the course's spec gives
+    block_size as their length; the GPT takes both).  Longer ones do not fit the model."""
+    import torch
+
+    item = call(f"CharCorruptionDataset.__getitem__({idx})", ctx.submission_dir, ds.__getitem__, idx)
+    if not isinstance(item, (tuple, list)) or len(item) != 2:
+        raise Fail(f"CharCorruptionDataset.__getitem__ must return a pair (x, y), not {type(item).__name__}")
+    x, y = item
+    if x is None or y is None:
+        raise Fail("CharCorruptionDataset.__getitem__ returned None for x or y: its part (e) code is missing")
+    lengths = (ds.block_size - 1, ds.block_size)
+    for name, t in (("x", x), ("y", y)):
+        if not torch.is_tensor(t):
+            raise Fail(f"CharCorruptionDataset.__getitem__: {name} is a {type(t).__name__}, not a torch tensor")
+        if t.dtype != torch.long:
+            raise Fail(f"CharCorruptionDataset.__getitem__: {name} has dtype {t.dtype}, not torch.long")
+        if t.dim() != 1 or t.numel() not in lengths:
+            raise Fail(f"CharCorruptionDataset.__getitem__: {name} has shape {tuple(t.shape)}; block_size is "
+                       f"{ds.block_size}, so it must have shape ({lengths[0]},) (the padded string of block_size "
+                       f"characters, shifted by one) or ({lengths[1]},)")
+        if int(t.min()) < 0 or int(t.max()) >= ds.vocab_size:
+            raise Fail(f"CharCorruptionDataset.__getitem__: {name} holds ids outside the vocabulary")
+    if x.numel() != y.numel():
+        raise Fail(f"CharCorruptionDataset.__getitem__: x has {x.numel()} ids and y {y.numel()}; they must have "
+                   "the same length (y is x shifted by one)")
+    return x.tolist(), y.tolist()
+
+
+def _vocabulary(ds):
+    """The student dataset's vocabulary as data: its characters by id, the ids of PAD and MASK, its specials."""
+    pad, mask = _specials(ds)
+    return {"itos": [str(ds.itos[i]) for i in range(int(ds.vocab_size))], "pad": str(pad), "mask": str(mask),
+            "pad_id": ds.stoi.get(PAD), "mask_id": ds.stoi.get(MASK)}
+
+
+def _pack(rows):
+    import torch
+
+    if not rows:
+        return torch.zeros((0, 0), dtype=torch.uint8)
+    if len({len(r) for r in rows}) > 1:
+        raise Fail("CharCorruptionDataset.__getitem__: its examples have different lengths; every one must be "
+                   "as long as the padded string of block_size characters, shifted by one (or block_size)")
+    return torch.tensor(rows, dtype=torch.uint8 if all(max(r, default=0) < 256 for r in rows) else torch.long)
+
+
+def observe(ctx, ds, idxs):
+    """Beside the student's code: ds[idx] for each idx in turn, as data for the judge."""
+    xs, ys = zip(*(_example(ctx, ds, idx) for idx in idxs))
+    return dict(_vocabulary(ds), idx=list(idxs), x=_pack(xs), y=_pack(ys))
+
+
+def observe_whole(ctx, ds, line, want=1000, cap=50000):
+    """Beside the student's code: draws of `line` (ds[0]) that kept it whole (truncated length len(line)), at
+    least `want` of them, drawing up to `cap` times (a truncation drawn from 4..min(len(line), L) keeps a line of
+    40 characters whole in only 1 of 37 draws).  The filter is the judge's own parse; the judge parses again."""
+    vocab = _vocabulary(ds)
+    kept, draws = [], 0
+    for draws in range(1, cap + 1):
+        x, y = _example(ctx, ds, 0)
+        p, m, s = _split("".join(vocab["itos"][i] for i in x), vocab["pad"], vocab["mask"], line)
+        if len(p + m + s) == len(line):
+            kept.append((x, y))
+            if len(kept) >= want:
+                break
+    xs, ys = zip(*kept) if kept else ((), ())
+    return dict(vocab, idx=[0] * len(kept), x=_pack(list(xs)), y=_pack(list(ys)), draws=draws)
+
+
+def _split(s, pad, mask, line):
+    """(prefix, masked, suffix) of an example's text s, checked to read prefix⁇suffix⁇masked⁇ (or, the older
+    variant, without the closing ⁇) and then PADs, and to rebuild the start of the line."""
+    body = s.rstrip(pad)
+    if body.count(mask) == 3 and body.endswith(mask):
+        body = body[:-1]  # the closing MASK_CHAR of the handout's version
+    if body.count(mask) != 2:
+        raise Fail("CharCorruptionDataset.__getitem__: x must read prefix + MASK_CHAR + suffix + MASK_CHAR + "
+                   f"masked_content + MASK_CHAR, then PAD_CHARs; it has {s.rstrip(pad).count(mask)} MASK_CHARs "
+                   f"before the padding, e.g. {s[:70]!r}")
+    prefix, suffix, masked = body.split(mask)
+    original = prefix + masked + suffix
+    if pad in original or not line.startswith(original):
+        raise Fail("CharCorruptionDataset.__getitem__: prefix + masked_content + suffix must be the beginning of "
+                   f"the line (its truncation); for {line[:40]!r}... x reads {s[:70]!r}")
+    return prefix, masked, suffix
+
+
+class Examples:
+    """In the judge: the examples a student's worker reported for one dataset of block size `block`, checked
+    to be data the dataset could have given (the shapes and ids _example demands), then read as text."""
+
+    def __init__(self, report, block):
+        import torch
+
+        if not isinstance(report, dict) or not all(k in report for k in ("itos", "pad", "mask", "x", "y", "idx")):
+            raise Fail("the test reported no examples of the dataset to check")
+        self.itos, self.pad, self.mask = report["itos"], report["pad"], report["mask"]
+        self.pad_id, self.mask_id = report.get("pad_id"), report.get("mask_id")
+        self.idx, self.draws = report["idx"], report.get("draws")
+        x, y = report["x"], report["y"]
+        if (not isinstance(self.itos, list) or not all(isinstance(c, str) for c in self.itos)
+                or not isinstance(self.pad, str) or not isinstance(self.mask, str)
+                or not isinstance(self.idx, list) or not torch.is_tensor(x) or not torch.is_tensor(y)
+                or x.shape != y.shape or x.dim() != 2 or x.size(0) != len(self.idx)):
+            raise Fail("the test's report of the dataset's examples is malformed")
+        if x.numel() and (x.size(1) not in (block - 1, block) or int(x.max()) >= len(self.itos)
+                          or int(y.max()) >= len(self.itos)):
+            raise Fail(f"CharCorruptionDataset.__getitem__: examples of {x.size(1)} ids with block_size {block}")
+        self.x, self.y = x.long().tolist(), y.long().tolist()
+
+    def __len__(self):
+        return len(self.x)
+
+    def text(self, ids):
+        return "".join(self.itos[i] for i in ids)
+
+    def parts(self, k, line):
+        return _split(self.text(self.x[k]), self.pad, self.mask, line)
+
+
+def whole_parts(report, line):
+    """The judge's (prefix, masked, suffix) of the reported draws that kept `line` whole."""
+    seen = Examples(report, 128)
+    found = [seen.parts(k, line) for k in range(len(seen))]
+    if not found or any(len(p + m + s) != len(line) for p, m, s in found):
+        raise Fail(f"CharCorruptionDataset.__getitem__: {seen.draws or 0:,} examples of a line of {len(line)} "
+                   "characters never kept it whole; with block_size 128 its truncated length may be anything from "
+                   "4 up to its own length, the line's length included")
+    return found

@@ -1,0 +1,178 @@
+"""The hidden tests of the code: the student's model or block and the reference's, given the same weights.
+
+grader.py's 1c-0-hidden (the vanilla model) and 1g-0-hidden/1g-1-hidden (the perceiver's blocks) lean on this.
+The weights are set by shape alone (fill_by_shape), so no attribute name matters.  Beside the student's code:
+the student's module filled and run on fixed inputs, its parameter shapes and outputs reported (report_block).
+In the judge, which never imports student code and alone decides the verdict: the reference's module filled the
+same way, its shapes and outputs compared with the report (reported_shapes, check_shapes, assert_close), for a
+block in every reading of it that the course's text allows (block_readings, compare_block).
+"""
+
+from graderUtil import Fail, call
+from grader_perceiver import build_block, find_basis, perceiver_config, require_tensor
+
+
+def _fill_value(shape, n_embd):
+    """The value every parameter of this shape gets in fill_by_shape (see there)."""
+    import zlib
+
+    import torch
+
+    d = n_embd
+    if len(shape) == 3 and shape[0] == 1:  # (1, m, d) or (1, block, d): the same values as (m, d)
+        return _fill_value(shape[1:], d).unsqueeze(0)
+    gen = torch.Generator().manual_seed(zlib.crc32(repr(tuple(shape)).encode()))
+    if shape == (d, d):  # symmetric: a layer may compute x @ W or x @ W.T
+        w = torch.randn(d, d, generator=torch.Generator().manual_seed(7)) / d ** 0.5
+        return (w + w.T) / 2
+    if shape == (d,):
+        return 1.0 + 0.2 * torch.randn(d, generator=torch.Generator().manual_seed(8))
+    for k in (2, 3):  # key/value (or query/key/value) projections fused into one layer
+        if shape == (k * d, d):
+            return torch.cat([_fill_value((d, d), d)] * k)
+        if shape == (k * d,):
+            return torch.cat([_fill_value((d,), d)] * k)
+    return torch.randn(shape, generator=gen) / max(1, shape[-1]) ** 0.5
+
+
+def fill_by_shape(module, n_embd):
+    """Give a module weights without knowing any attribute name: every parameter gets a value that depends on
+    its shape only (_fill_value).  Done to the student's module and to the reference's alike, parameters of one
+    shape then hold equal values (the four n_embd x n_embd attention projections, the layer norms and biases,
+    ...), so it does not matter which of them plays which role, and the (d, d) matrix is symmetric, so neither
+    does x @ W versus x @ W.T.  Parameters, never buffers: a course-style copy of the given code keeps its
+    attention masks in the state dict.  Returns the parameter shapes, sorted."""
+    import torch
+
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(_fill_value(tuple(p.shape), n_embd).to(p.dtype))
+    return sorted(tuple(p.shape) for p in module.parameters())
+
+
+def reported_shapes(report):
+    """The parameter shapes a student's worker reported (for a judge)."""
+    if not isinstance(report, dict) or not isinstance(report.get("shapes"), list):
+        raise Fail("the test reported nothing to compare with the reference")
+    return sorted(tuple(int(n) for n in s) for s in report["shapes"] if isinstance(s, (list, tuple)))
+
+
+def check_shapes(shapes, ref_shapes, what, flexible=()):
+    """The student's parameter shapes are the reference's.  The number of parameters of a `flexible` shape may
+    differ (a third LayerNorm, for a block that normalises both the query and the keys/values, computes what
+    the reference's LayerNorm computes)."""
+    squeeze = lambda s: s[1:] if len(s) == 3 and s[0] == 1 else s  # noqa: E731  ((1, m, d) and (m, d) alike)
+    fixed = lambda ss: sorted(s for s in map(squeeze, ss) if s not in flexible)  # noqa: E731
+    if fixed(shapes) != fixed(ref_shapes):
+        missing = sorted(set(ref_shapes) - set(shapes))[:4]
+        extra = sorted(set(shapes) - set(ref_shapes))[:4]
+        raise Fail(f"{what} does not have the parameters the handout describes"
+                   + (f"; none of shape {missing}" if missing else "")
+                   + (f"; unexpected shapes {extra}" if extra else "")
+                   + f" ({len(shapes)} parameters, the handout's has {len(ref_shapes)})")
+
+
+def assert_close(got, want, what, atol=1e-4):
+    import torch
+
+    if not torch.is_tensor(got):
+        raise Fail(f"{what}: expected a tensor, got {type(got).__name__}")
+    if tuple(got.shape) != tuple(want.shape):
+        raise Fail(f"{what} have shape {tuple(got.shape)}, not the reference's shape")
+    diff = (got.detach().float().cpu() - want.detach().float().cpu()).abs().max().item()
+    if not diff <= atol:
+        raise Fail(f"{what} differ from the reference's (largest difference {diff:.3g}) when both hold the same "
+                   "weights")
+
+
+def block_readings(ctx, ref, cls, m, args):
+    """The outputs of the block as the handout and the course's hints allow it to be written, computed with the
+    reference's layers (holding the same weights as the student's, so every LayerNorm is the same function).
+
+    The course's hints put the layer norm of the attention sub-layer on C (down block) and on y (up block); a
+    copy of Block puts it on the attention's input.  So the query, the keys/values or both may be normalised,
+    and the residual stream may start from the query, from its normalised form, or not at all: the handout's
+    equations (3) and (4) define the block's first output as the cross-attention alone, and Block's residual
+    cannot be copied as it is into the down block (T rows in, m out); 8 of 26 real solutions we graded
+    dropped it.  The MLP sub-layer is Block's in every reading: h + mlp(layer_norm(h))."""
+    import torch.nn as nn
+
+    attention = ctx.solution("attention").CausalCrossAttention
+    ln = next(m for m in ref.modules() if isinstance(m, nn.LayerNorm))
+    attn = next(m for m in ref.modules() if isinstance(m, attention))
+    mlp = next(c for c in ref.children() if not isinstance(c, (nn.LayerNorm, attention)))
+    if cls == "DownProjectBlock":
+        (x,) = args
+        query, kv = find_basis(ref, m, x.size(-1)).reshape(1, m, x.size(-1)), x
+    else:
+        y, x = args
+        query, kv = x, y
+    outputs = {}
+    for name, norm_q, norm_kv in (("layer norm on the query", True, False),
+                                  ("layer norm on the keys/values", False, True),
+                                  ("layer norm on both", True, True)):
+        q, k = (ln(query) if norm_q else query), (ln(kv) if norm_kv else kv)
+        for start in ("query", "normalised query", None) if norm_q else ("query", None):
+            residual = {"query": query, "normalised query": q, None: 0}[start]
+            h = residual + attn(k, q)
+            outputs[f"{name}, " + (f"residual from the {start}" if start else "no residual")] = h + mlp(ln(h))
+    return outputs
+
+
+def _block_inputs(cls, input_shapes):
+    """The inputs on which a block is compared with the reference (fixed: the judge draws the same)."""
+    import torch
+
+    gen = torch.Generator().manual_seed(7)
+    if cls == "DownProjectBlock":
+        return [(torch.randn(b, t, 32, generator=gen),) for b, t in input_shapes]
+    return [(torch.randn(b, 8, 32, generator=gen), torch.randn(b, t, 32, generator=gen)) for b, t in input_shapes]
+
+
+def report_block(ctx, cls, input_shapes):
+    """Beside the student's code: the block's parameter shapes and its outputs on _block_inputs, with weights
+    set by shape (fill_by_shape); the judge (compare_block) compares them with the reference's layers."""
+    import torch
+
+    mine = build_block(ctx, cls, perceiver_config(ctx))
+    shapes = fill_by_shape(mine, 32)
+    outputs = []
+    with torch.no_grad():
+        for args in _block_inputs(cls, input_shapes):
+            shape = (args[0].size(0), 8, 32) if cls == "DownProjectBlock" else tuple(args[1].shape)
+            got = call(f"{cls}.forward", ctx.submission_dir, mine, *args)
+            outputs.append(require_tensor(got, f"{cls}.forward", shape).detach().float().cpu())
+    ctx.report({"shapes": shapes, "outputs": outputs})
+
+
+def compare_block(ctx, report, cls, input_shapes):
+    """The judge: the student's block and the reference's layers, given the same weights by shape
+    (fill_by_shape), agree in one of the readings the course's text allows (block_readings), the same one for
+    every input."""
+    import torch
+
+    ref_model = ctx.solution("model")
+    ref_cfg = perceiver_config(ctx, "solution")
+    ref = getattr(ref_model, cls)(ref_cfg).eval()
+    check_shapes(reported_shapes(report), fill_by_shape(ref, 32), cls, flexible=((32,),))
+    inputs = _block_inputs(cls, input_shapes)
+    outputs = report.get("outputs")
+    if not isinstance(outputs, list) or len(outputs) != len(inputs):
+        raise Fail(f"the test reported no outputs of {cls} to compare")
+    agree = None
+    with torch.no_grad():
+        for args, got in zip(inputs, outputs):
+            readings = block_readings(ctx, ref, cls, ref_cfg.bottleneck_dim, args)
+            want = ref(*args)
+            if not any(torch.allclose(out, want, atol=1e-5) for out in readings.values()):
+                raise Fail(f"the reference's {cls} is none of the readings (a problem of the grading set-up)")
+            got = require_tensor(got, f"{cls}.forward", tuple(want.shape)).float()
+            diffs = {name: (got - out.float()).abs().max().item() for name, out in readings.items()}
+            close = {name for name, d in diffs.items() if d <= 1e-4}
+            agree = close if agree is None else agree & close
+            if not agree:
+                shapes = ", ".join(str(tuple(a.shape)) for a in args)
+                raise Fail(f"{cls}'s outputs for inputs {shapes} differ from the handout's block when both hold the "
+                           f"same weights (largest difference {min(diffs.values()):.3g} from the nearest reading: "
+                           "cross-attention with a residual connection, a layer norm on the query and/or the "
+                           "keys/values, then Block's MLP sub-layer with its own residual)")

@@ -1,0 +1,212 @@
+"""What finetune and pretrain build (parts c, f and g): the TrainerConfig's numbers and the Trainer.
+
+grader.py's tests of finetune and pretrain lean on this.  The student's worker calls them the way run.py does,
+with Trainer.train replaced by a tripwire (without_training), and reports what they returned as data
+(training_facts, finetune_case).  The judge, which never imports student code and alone decides the verdict,
+compares that data with the numbers the test writes out (judge_training, finetune_judge).
+"""
+
+from graderUtil import Fail, call, count_lines
+from grader_perceiver import require_blocks
+
+
+class AnyWorkers:
+    """num_workers as an expected value: any whole number >= 0.  It sets how many processes load the data, not
+    what the model learns (same batches, same order); this version's hints say 4, later cohorts' hints 0."""
+
+    def __repr__(self):
+        return "a whole number >= 0"
+
+
+WORKERS = AnyWorkers()
+
+
+def _same(got, want):
+    """Equal as the handout means it: True is True (or 1); numbers are equal up to float rounding."""
+    import math
+    import numbers
+
+    if isinstance(want, AnyWorkers):
+        return isinstance(got, numbers.Integral) and not isinstance(got, bool) and got >= 0
+    if isinstance(want, bool):
+        return isinstance(got, (bool, numbers.Integral)) and got == want
+    if isinstance(got, bool) or not isinstance(got, numbers.Real):
+        return False
+    return math.isclose(float(got), float(want), rel_tol=1e-9, abs_tol=0.0)
+
+
+class TrainingStarted(BaseException):
+    """Stands in for Trainer.train while finetune or pretrain runs.  A BaseException, so that `call` (which
+    turns an Exception into a Fail) lets it through to without_training, which says what happened."""
+
+
+def without_training(ctx, fn_name, fn, *args):
+    """fn(*args) with the student's Trainer.train replaced by a tripwire.  finetune and pretrain only build the
+    TrainerConfig and the Trainer; run.py trains.  One that trains itself would run for hours here (75 epochs
+    on the CPU): the tripwire turns that into a clear failure instead of a time-out."""
+    trainer = ctx.student("trainer")
+    original = trainer.Trainer.__dict__.get("train")
+
+    def tripwire(self, *a, **k):
+        raise TrainingStarted()
+
+    trainer.Trainer.train = tripwire
+    try:
+        return call(fn_name, ctx.submission_dir, fn, *args)
+    except TrainingStarted:
+        raise Fail(f"{fn_name} started training (it called Trainer.train): it must only build and return "
+                   "(tconf, trainer_obj); run.py trains the model afterwards with helper.train") from None
+    finally:
+        if original is None:
+            del trainer.Trainer.train
+        else:
+            trainer.Trainer.train = original
+
+
+def check_result_pair(result, fn_name):
+    if result is None:
+        raise Fail(f"{fn_name} returned None: implement it in helper.py and return (tconf, trainer_obj)")
+    if not isinstance(result, tuple) or len(result) != 2:
+        raise Fail(f"{fn_name} must return the pair (tconf, trainer_obj), not {type(result).__name__}")
+    tconf, trainer_obj = result
+    if tconf is None or trainer_obj is None:
+        raise Fail(f"{fn_name} returned ({'None' if tconf is None else 'tconf'}, "
+                   f"{'None' if trainer_obj is None else 'trainer_obj'}): its part in helper.py is missing")
+    return tconf, trainer_obj
+
+
+def _plain(value):
+    """A value the student's code gave, as data a judge can load: a number or a bool as it is, anything else
+    by its repr (which no expected number equals)."""
+    import numbers
+
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return {"repr": repr(value)[:100]}
+
+
+def _shown(value):
+    return value["repr"] if isinstance(value, dict) else repr(value)
+
+
+def training_facts(ctx, tconf, trainer_obj, model, names):
+    """Beside the student's code: what finetune or pretrain built, as data (the judge decides on it)."""
+    trainer = ctx.student("trainer")
+    return {"tconf_type": type(tconf).__name__, "is_tconf": isinstance(tconf, trainer.TrainerConfig),
+            "tconf": {name: _plain(getattr(tconf, name, None)) for name in names},
+            "trainer_type": type(trainer_obj).__name__, "is_trainer": isinstance(trainer_obj, trainer.Trainer),
+            "config_is_tconf": getattr(trainer_obj, "config", None) is tconf,
+            "model_is_model": getattr(trainer_obj, "model", None) is model,
+            "test_dataset_none": getattr(trainer_obj, "test_dataset", None) is None}
+
+
+def judge_training(facts, expected, fn_name, what):
+    """The TrainerConfig's hyperparameters against the numbers a test writes out (the course's helper.py lists
+    them for finetune and pretrain; the course's grader checks the same values), then the Trainer."""
+    if not isinstance(facts, dict) or not isinstance(facts.get("tconf"), dict):
+        raise Fail(f"the test reported nothing of what {fn_name} built")
+    if facts.get("is_tconf") is not True:
+        raise Fail(f"{fn_name}: tconf is a {facts.get('tconf_type')}, not a trainer.TrainerConfig")
+    wrong = []
+    for name, want in expected.items():
+        got = facts["tconf"].get(name)
+        if not _same(got, want):
+            wrong.append(f"{name}={_shown(got)} (expected {want!r})")
+    if wrong:
+        raise Fail(f"{what}: TrainerConfig " + "; ".join(wrong) + " -- the hyperparameters listed for it in "
+                   "helper.py")
+    if facts.get("is_trainer") is not True:
+        raise Fail(f"{fn_name}: trainer_obj is a {facts.get('trainer_type')}, not a trainer.Trainer")
+    if facts.get("config_is_tconf") is not True:
+        raise Fail(f"{fn_name}: the Trainer must be built with the returned tconf")
+    if facts.get("model_is_model") is not True:
+        raise Fail(f"{fn_name}: the Trainer must train the model that was passed in")
+    if facts.get("test_dataset_none") is not True:
+        raise Fail(f"{fn_name}: the Trainer's test dataset must be None")
+
+
+def corpus(ctx, block_size):
+    """The student's CharCorruptionDataset over the data folder's wiki.txt (cached per block size)."""
+    key = ("corpus", block_size)
+    if key not in ctx.cache:
+        text = ctx.read_data("wiki.txt")
+        dataset = ctx.student("dataset")
+        ctx.cache[key] = call(f"CharCorruptionDataset(<wiki.txt>, {block_size})", ctx.submission_dir,
+                              dataset.CharCorruptionDataset, text, block_size)
+    return ctx.cache[key]
+
+
+def tiny_gpt(ctx, vocab_size, block_size, seed, perceiver=False, bottleneck_dim=16, n_layer=2):
+    import torch
+
+    model = ctx.student("model")
+    kwargs = dict(n_layer=n_layer, n_head=2, n_embd=32)
+    cfg = model.GPTConfig(vocab_size, block_size, **kwargs)
+    if perceiver:
+        cfg.perceiver, cfg.bottleneck_dim = True, bottleneck_dim
+        require_blocks(ctx, cfg)
+    torch.manual_seed(seed)
+    return call("GPT(config)", ctx.submission_dir, model.GPT, cfg)
+
+
+# what the worker reports of the TrainerConfig (finetune's and pretrain's alike)
+TCONF_NAMES = ("max_epochs", "batch_size", "learning_rate", "lr_decay", "warmup_tokens", "num_workers",
+                  "final_tokens")
+
+
+def finetune_case(ctx, block, pretrained, perceiver=False):
+    """Beside the student's code: finetune(...) as run.py calls it, on the data folder's training file, with its
+    default finetune_lr, without training; reports what it built (finetune_judge decides).  With
+    reading_params_path, whether the model holds the saved parameters."""
+    import torch
+
+    ds = corpus(ctx, block)
+    train_path = ctx.data_path("birth_places_train.tsv")
+    helper = ctx.student("helper")
+    dataset = ctx.student("dataset")
+    n_layer = 3 if perceiver else 2
+    model = tiny_gpt(ctx, ds.vocab_size, block, seed=2, perceiver=perceiver, n_layer=n_layer)
+    params = None
+    if pretrained:
+        source = tiny_gpt(ctx, ds.vocab_size, block, seed=1, perceiver=perceiver, n_layer=n_layer)
+        params = ctx.tmp / "pretrained.params"
+        torch.save(source.state_dict(), params)
+        params = str(params)
+    result = without_training(ctx, "finetune", helper.finetune, params, str(train_path), ds, block, model)
+    tconf, trainer_obj = check_result_pair(result, "finetune")
+    facts = training_facts(ctx, tconf, trainer_obj, model, TCONF_NAMES)
+    data = getattr(trainer_obj, "train_dataset", None)
+    facts.update(corpus_len=len(ds), data_type=type(data).__name__,
+                 is_name_dataset=isinstance(data, dataset.NameDataset),
+                 data_len=len(data) if isinstance(data, dataset.NameDataset) else None)
+    if pretrained:
+        # parameters, not the state dict: buffers (the course's attention masks) are not what pretraining learns
+        facts["differs"] = next((k for k, (want, got) in enumerate(zip(source.parameters(), model.parameters()))
+                                 if not torch.equal(got.detach().cpu(), want.detach().cpu())), None)
+    ctx.report(facts)
+
+
+def finetune_judge(ctx, facts, expected, block, pretrained):
+    """The judge of a finetune test: tconf holds the `expected` numbers (final_tokens from the corpus, as
+    200 * len(pretrain_dataset) * block_size), the Trainer trains the given model on a NameDataset of the
+    training file, and with reading_params_path the model holds the saved parameters."""
+    facts = facts if isinstance(facts, dict) else {}
+    train_path = ctx.data_path("birth_places_train.tsv")
+    n_train = count_lines(train_path)
+    if not isinstance(facts.get("corpus_len"), int):
+        raise Fail("the test reported nothing of what finetune built")
+    fn_name = "finetune " + ("with" if pretrained else "without") + " pretrained parameters"
+    judge_training(facts, dict(expected, final_tokens=200 * facts["corpus_len"] * block), "finetune",
+                    fn_name)
+    if facts.get("is_name_dataset") is not True:
+        raise Fail(f"finetune: the Trainer's training data must be a NameDataset, not {facts.get('data_type')}")
+    if facts.get("data_len") != n_train:
+        raise Fail(f"finetune: the NameDataset has {facts.get('data_len')} examples but {train_path.name} has "
+                   f"{n_train} lines")
+    if pretrained and ("differs" not in facts or facts["differs"] is not None):
+        raise Fail("finetune: the pretrained parameters from reading_params_path were not loaded into "
+                   f"the model (load the state dict saved there into it); parameter {facts.get('differs')} differs")
