@@ -51,8 +51,8 @@ GOLD_FILES = {"dev": course.DATA_FILES["dev"], "test": ANSWERS_FILE}  # the answ
 # class grading copies exactly these, the Gradescope bundle is refused when it lacks one, and the instructor's
 # test suite checks the list against the imports it finds in these files.
 GRADING_FILES = ["grader.py", "graderUtil.py", "grader_training.py", "grader_dataset.py", "grader_perceiver.py",
-                 "grader_same_weights.py", "grader_predictions.py", "grader_written.py", "attention_simulation.py",
-                 "course.py", "points.json"]
+                 "grader_same_weights.py", "grader_predictions.py", "grader_decoder.py", "grader_written.py",
+                 "attention_simulation.py", "course.py", "points.json"]
 
 graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[ANSWERS_FILE],
                      dataset_file="birth_dev.tsv", grading_files=GRADING_FILES)

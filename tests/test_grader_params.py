@@ -267,6 +267,7 @@ def test_the_judges_decoder_answers_as_the_course_does(world):
     size of 128."""
     import random
 
+    import grader_decoder
     import grader_predictions as gp
 
     data, *_ = world
@@ -289,7 +290,7 @@ def test_the_judges_decoder_answers_as_the_course_does(world):
         state = {k: v.float() for k, v in net.state_dict().items()}
         fitted = gp.fit(state, gp.reference_model(Judge, variant, len(stoi)), variant, "p", len(stoi))
         chosen = gp.choose(fitted, questions, want, stoi)
-        assert gp.greedy_answers(chosen, questions, stoi) == want, variant
+        assert grader_decoder.greedy_answers(chosen, questions, stoi) == want, variant
 
 
 def test_projection_names_are_read_as_students_write_them():
@@ -307,6 +308,7 @@ def test_every_accepted_perceiver_reading_is_one_the_judge_can_load(tmp_path):
     own logits, so the prediction check can follow whatever reading the student wrote."""
     import torch
 
+    import grader_decoder
     import grader_predictions as gp
 
     reference = student_model(copy_src(tmp_path / "reference"))
@@ -325,5 +327,5 @@ def test_every_accepted_perceiver_reading_is_one_the_judge_can_load(tmp_path):
             want = net(idx)[0].float()
             fitted = gp.fit(state, ref_net, "perceiver", "perceiver.finetune.params", vocab)
             pairs = [(i, j) for i in range(len(fitted[1])) for j in range(len(fitted[2]))]
-            assert any(torch.allclose(gp.logits(gp.weights(fitted, *pair), idx), want, atol=1e-4)
+            assert any(torch.allclose(grader_decoder.logits(gp.weights(fitted, *pair), idx), want, atol=1e-4)
                        for pair in pairs), variant
