@@ -12,11 +12,11 @@ import sys
 import zipfile
 from pathlib import Path
 
+import upload  # the graders' rule for which file of an upload is graded
+from course import CODE_FILES, DELIVERABLES, OPTIONAL_FILES
+
 ROOT = Path(__file__).resolve().parents[1]
 SUBMISSION = ROOT / "src" / "submission"
-
-import upload  # noqa: E402  (the graders' rule for which file of an upload is graded)
-from course import CODE_FILES, DELIVERABLES, OPTIONAL_FILES  # noqa: E402  (next to this file; run from anywhere)
 
 
 def deliverables(submission_dir=SUBMISSION):

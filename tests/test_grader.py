@@ -19,7 +19,7 @@ import pytest
 import course_params
 from conftest import COURSE_DATA, ROOT, SRC, make_world
 
-import grader  # noqa: E402  (src/ is on sys.path via conftest)
+import grader
 
 PENDING = grader.PENDING_MESSAGE
 POINTS = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["tests"]
@@ -45,6 +45,7 @@ def copy_src(dest, mutations=None, append=None):
     src = Path(dest) / "src"
     src.mkdir(parents=True)
     for name in grader.GRADING_FILES:  # the grader's one list of what a grading copy needs
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(SRC / name, src / name)
     shutil.copytree(SRC / "submission", src / "submission",
                     ignore=shutil.ignore_patterns("__pycache__", "*.params", "*.predictions", "*.tmp*"))
@@ -197,19 +198,34 @@ def test_points_table_matches_the_registered_tests():
 
 
 def _local_imports(path):
-    """The modules of src/ that the Python file `path` imports, anywhere in it (inside functions and try blocks
-    too, `from . import x` included)."""
+    """The files of src/ that the Python file `path` imports, anywhere in it (inside functions and try blocks
+    too, `from . import x` included), named as in GRADING_FILES: a module of a package brings the package's
+    __init__.py too (`from grading.runner import Runner`: grading/__init__.py and grading/runner.py)."""
     import ast
 
+    package = path.resolve().parent.relative_to(SRC.resolve()).parts  # () for a module of src/ itself
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            names = [node.module] if node.module else [a.name for a in node.names]
+            base = package[:len(package) - node.level + 1] if node.level else ()
+            module = ".".join(base + tuple(node.module.split(".") if node.module else ()))
+            names = ([module] if module else []) + [f"{module}.{a.name}" if module else a.name for a in node.names]
         else:
             continue
-        found |= {n.split(".")[0] for n in names if n and (SRC / f"{n.split('.')[0]}.py").is_file()}
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "submission":  # the student's package: a grading copy gets it from the submission
+                continue
+            for k in range(1, len(parts) + 1):
+                here = SRC.joinpath(*parts[:k])
+                if here.with_suffix(".py").is_file():
+                    found.add("/".join(parts[:k]) + ".py")
+                elif (here / "__init__.py").is_file():
+                    found.add("/".join(parts[:k]) + "/__init__.py")
+                else:
+                    break
     return found
 
 
@@ -220,10 +236,13 @@ def test_grading_files_hold_every_module_the_grader_imports():
     listed = set(grader.GRADING_FILES)
     assert "points.json" in listed and all((SRC / name).is_file() for name in listed)
     for name in sorted(n for n in listed if n.endswith(".py")):
-        missing = {f"{m}.py" for m in _local_imports(SRC / name)} - listed
+        missing = _local_imports(SRC / name) - listed
         assert not missing, f"{name} imports {sorted(missing)}, which grader.GRADING_FILES lacks"
-    # the check sees an import hidden in a function, as grader_written.py's of attention_simulation is
-    assert "attention_simulation" in _local_imports(SRC / "grader_written.py")
+    # the check sees an import hidden in a function, as grader_written.py's of attention_simulation is, and the
+    # harness's package module by module
+    assert "attention_simulation.py" in _local_imports(SRC / "grader_written.py")
+    assert {"grading/__init__.py", "grading/cli.py", "grading/registry.py"} <= _local_imports(SRC / "graderUtil.py")
+    assert "grading/protocol.py" in _local_imports(SRC / "grading" / "runner.py")
 
 
 def test_points_add_up_to_the_handouts_per_part():

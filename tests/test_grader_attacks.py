@@ -21,7 +21,8 @@ import pytest
 from conftest import free_uid
 from test_grader import copy_src, make_data, make_solution, run_grader
 
-import graderUtil  # noqa: E402
+import graderUtil
+from grading import process, protocol
 
 pytestmark = pytest.mark.xdist_group("root-uids")  # graded as root with user ids of their own, one at a time
 
@@ -367,14 +368,14 @@ def test_an_error_in_the_grader_itself_still_kills_and_removes_what_the_workers_
     import grader
 
     src = copy_src(tmp_path / "copy", append={"helper.py": planted(LEFTOVER)})
-    checked = graderUtil.check_message
+    checked = protocol.check_message
 
     def buggy(msg, specs):
         if msg.get("ev") == "result":
             raise RuntimeError("a bug of the grader's")
         return checked(msg, specs)
 
-    monkeypatch.setattr(graderUtil, "check_message", buggy)
+    monkeypatch.setattr(protocol, "check_message", buggy)  # where the runner asks it
     assert grader.main(["1c-0-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data)]) == 0
     out, err = capsys.readouterr()
     assert "a bug of the grader" in err and "no result" in out, (out[-2000:], err[-2000:])
@@ -393,7 +394,7 @@ class ScriptedWorker:
         self.proc = types.SimpleNamespace(returncode=-9)
 
     def next(self, deadline):
-        return self.messages.pop(0) if self.messages else graderUtil._EOF
+        return self.messages.pop(0) if self.messages else process.EOF
 
     def kill(self):
         self.killed = True

@@ -20,6 +20,7 @@ from conftest import ROOT, SRC, free_uid
 from test_release import answers_of, bundle, rehearse, starter  # noqa: F401  (fixtures)
 
 import graderUtil
+from grading import users
 
 # graded as root with user ids picked when the test starts: in one xdist worker, one at a time
 pytestmark = pytest.mark.xdist_group("root-uids")
@@ -243,7 +244,7 @@ def test_off_root_nothing_changes_but_hidden_tests_are_still_judged(tmp_path, mo
     import grader
     from test_grader import make_data, make_solution, write_predictions
 
-    monkeypatch.setattr(graderUtil, "privileged", lambda: False)
+    monkeypatch.setattr(users, "privileged", lambda: False)  # where the worker and main ask it
     data = make_data(tmp_path / "data")
     solution = make_solution(tmp_path / "reference")
     predictions = write_predictions(tmp_path / "predictions", data, "correct")

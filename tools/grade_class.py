@@ -26,7 +26,7 @@ The reference solution for the hidden tests is this repository's src/submission 
 held-out answers come from the data folder (--data-dir, default src/data).
 
 Run as root, each grader runs the student's code as an unprivileged user, exactly as on Gradescope (see
-src/graderUtil.py): every grader picks and holds a user id of its own, so that killing what one submission
+src/grading/__init__.py): every grader picks and holds a user id of its own, so that killing what one submission
 left behind never touches another, nor a grader someone else runs on the machine.  The reference and the
 data are copied into a folder only root can read; a warning names the originals if that user could read them.
 """
@@ -164,7 +164,7 @@ def import_problems(results):
 
 def grade_one(name, path, cfg, cpus):
     """Grade one submission in a fresh temporary folder.  Returns its cache record (never raises for anything
-    the submission can cause).  As root, the grader picks a worker user id of its own (graderUtil)."""
+    the submission can cause).  As root, the grader picks a worker user id of its own (grading/users.py)."""
     record = {"version": CACHE_VERSION, "name": name, "source": str(path), "fingerprint": fingerprint(path),
               "graded": False, "results": None, "problems": [], "files": [], "seconds": 0.0}
     started = time.monotonic()
@@ -173,8 +173,9 @@ def grade_one(name, path, cfg, cpus):
         # the grader's files of this repository (grader.GRADING_FILES), never the instructor's submission: a file
         # the student left out must be missing, not the reference's
         src.mkdir()
-        for p in cfg["grader_files"]:
-            shutil.copyfile(p, src / p.name)
+        for name in cfg["grader_files"]:  # names relative to src/ (grading/runner.py, ...)
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(SRC / name, src / name)
         sub = src / "submission"
         try:
             copied, problems = unpack(path, sub)
@@ -449,9 +450,8 @@ def run(args):
         if root:  # the answers where only root can read them (the grader's workers get a copy without them)
             grading_data = Path(work) / "data"
             shutil.copytree(data_dir, grading_data, symlinks=True)
-        grader_files = [SRC / name for name in GRADING_FILES]
         test_ids, limits = list_tests(SRC, args.tests)
-        cfg = {"grader_files": grader_files, "data_dir": grading_data, "solution_dir": solution,
+        cfg = {"grader_files": GRADING_FILES, "data_dir": grading_data, "solution_dir": solution,
                "timeout_scale": args.timeout_scale, "tests": args.tests,
                # the grader enforces each test's limit; this only guards against a grader that never ends
                "outer_timeout": (limits + 20 * len(test_ids)) * args.timeout_scale + 180,

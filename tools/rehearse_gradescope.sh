@@ -96,7 +96,7 @@ for name in reference untrusted empty misbehaving; do
   inside bash -c '
     /autograder/run_autograder
     left=0
-    for p in /proc/[0-9]*; do  # the grader runs student code as a user id of 59000..59999 (graderUtil.WORKER_UIDS)
+    for p in /proc/[0-9]*; do  # the grader runs student code as a user id of 59000..59999 (grading.users.WORKER_UIDS)
       owner=$(stat -c %u "$p" 2> /dev/null || echo 0)
       if (( owner >= 59000 && owner < 60000 )); then
         echo "left running as uid $owner: $(tr "\0" " " < "$p/cmdline")"; left=1

@@ -6,7 +6,7 @@
 #      installs into the system Python (PEP 668), and a venv keeps the grader's packages apart from the image's;
 #   3. the CPU build of the torch that requirements.txt pins (Gradescope has no GPU, and the default build
 #      brings GBs of CUDA libraries), then the rest of requirements.txt.
-# No user is made: the grader runs student code as a free user id of each grading run's own (graderUtil.py).
+# No user is made: the grader runs student code as a free user id of each grading run's own (src/grading/users.py).
 # Every step stops the build on failure (set -e; no failure is ignored): an image that half built would grade every
 # submission 0 later, where nobody sees why.
 set -euo pipefail

@@ -1,0 +1,259 @@
+"""grader.py's command line: pick the tests, set up the sandbox as root, run them, print the summary and write
+results.json; with --worker, be a worker process."""
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from grading import users  # users.privileged(), looked up when called: one patch of it reaches every caller
+from grading.points import find_solution, load_points, select_thresholds
+from grading.registry import POINTS_FILE, REGISTRY, SRC, settings
+from grading.report import PENDING_MESSAGE, VISIBILITIES, concealed, format_summary, points_of, results_json
+from grading.runner import Runner, kill_live_workers
+from grading.sandbox import Sandbox
+from grading.worker import worker_main
+
+
+def build_parser():
+    p = argparse.ArgumentParser(description=settings.description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("tests", nargs="*", help="test ids (1e-0-basic), question parts (1e) or questions (1)")
+    p.add_argument("--json", metavar="PATH", help="write Gradescope's results.json to PATH (with --list: the tests "
+                                                 "as JSON, '-' for standard output)")
+    p.add_argument("--data-dir", default=os.environ.get("GRADER_DATA_DIR"),
+                   help="the data folder (default src/data; env GRADER_DATA_DIR)")
+    p.add_argument("--submission-dir", default=os.environ.get("GRADER_SUBMISSION_DIR"),
+                   help="the student's package folder (default src/submission)")
+    p.add_argument("--predictions-dir", help="where the *.predictions files are (default: the submission folder)")
+    p.add_argument("--solution-dir", default=os.environ.get("GRADER_SOLUTION_DIR"),
+                   help="the reference solution package folder (default: an importable package `solution`)")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes run in parallel (default: 2)")
+    p.add_argument("--timeout-scale", type=float, default=float(os.environ.get("GRADER_TIMEOUT_SCALE", "1")),
+                   help="multiply every time limit (for slow machines; env GRADER_TIMEOUT_SCALE)")
+    p.add_argument("--hidden-visibility", choices=list(VISIBILITIES),
+                   help="who sees the hidden tests' results, in Gradescope's words (default: points.json's "
+                        "hidden_visibility; 'visible', the course's behaviour, if it has none)")
+    p.add_argument("--list", action="store_true", help="list the tests and exit")
+    p.add_argument("-v", "--verbose", action="store_true", help="show the output of your code for failed tests")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    return p
+
+
+def usable_cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def matches(tid, selector):
+    part = tid.split("-")[0]
+    return tid == selector or part == selector or part.rstrip("abcdefghijklmnopqrstuvwxyz") == selector
+
+
+def main(argv=None):
+    """grader.py's command line.  As root, the sandbox (the worker user's copies, folders and processes) is
+    cleaned up whatever happens, an error of the grader's included."""
+    opened = []  # the Sandbox, once there is one
+    try:
+        return _main(argv, opened)
+    finally:
+        for sandbox in opened:  # a second close (after main's own) finds nothing left to do
+            sandbox.close()
+
+
+def _main(argv, opened):
+    args = build_parser().parse_args(argv)
+    if args.worker:
+        return worker_main()
+    started = time.monotonic()
+    try:
+        table = load_points()
+    except (OSError, ValueError) as e:
+        print(f"error: cannot read the points table {POINTS_FILE}: {e}", file=sys.stderr)
+        return 2
+    visibility = args.hidden_visibility or table["hidden_visibility"]
+    specs = {}
+    for tid, spec in REGISTRY.items():
+        if tid not in table["tests"]:
+            print(f"error: test {tid} has no points in {POINTS_FILE}", file=sys.stderr)
+            return 2
+        if spec.judge is None:  # a verdict reached beside student code could be the student's code's
+            print(f"error: test {tid} has no judge (grader_judge): every verdict comes from a judge",
+                  file=sys.stderr)
+            return 2
+        spec.points = int(table["tests"][tid])
+        specs[tid] = spec
+    order = sorted(specs, key=lambda t: (t.split("-")[0], t.rsplit("-", 1)[-1] != "basic",
+                                         int(t.split("-")[1]) if t.split("-")[1].isdigit() else 0, t))
+    if args.tests:
+        unknown = [s for s in args.tests if not any(matches(t, s) for t in order)]
+        if unknown:
+            print(f"error: no test matches {', '.join(unknown)}; python grader.py --list shows them", file=sys.stderr)
+            return 2
+        order = [t for t in order if any(matches(t, s) for s in args.tests)]
+    if args.list and args.json:  # for tools (grade_class): the selected tests as data, never parsed from text
+        listed = [{"id": tid, "part": specs[tid].part, "kind": specs[tid].kind, "points": points_of(specs[tid]),
+                   "timeout": specs[tid].timeout, "extra_credit": specs[tid].extra_credit, "info": specs[tid].info,
+                   "description": specs[tid].description} for tid in order]
+        text = json.dumps(listed, indent=1)
+        if args.json == "-":
+            print(text)
+        else:
+            Path(args.json).write_text(text + "\n", encoding="utf-8")
+        return 0
+    if args.list:
+        for tid in order:
+            s = specs[tid]
+            pts = "info" if s.info else f"{s.points} pt" + ("" if s.points == 1 else "s")
+            ec = ", extra credit" if s.extra_credit and s.points else ""
+            ec = ", practice" if not s.info and not s.points else ec
+            print(f"{tid:<14} {pts:>7}  {s.timeout:>5g} s  {s.description}{ec}")
+        return 0
+
+    submission_dir = Path(args.submission_dir).resolve() if args.submission_dir else SRC / "submission"
+    predictions_dir = Path(args.predictions_dir).resolve() if args.predictions_dir else submission_dir
+    data_dir = Path(args.data_dir).resolve() if args.data_dir else SRC / "data"
+    try:
+        solution_dir = find_solution(args.solution_dir)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    have_answers = bool(settings.held_out) and all((data_dir / name).is_file() for name in settings.held_out)
+    row_name, row, recognised = select_thresholds(table["thresholds"], data_dir)
+    jobs = args.jobs or max(1, min(2, usable_cpus()))
+
+    header = [f"Grading {submission_dir}", f"data: {data_dir}" + ("" if data_dir.is_dir() else " (missing)")]
+    if any(specs[t].hidden for t in order):
+        header.append("reference solution: " + (str(solution_dir) if solution_dir else
+                                                  "not available - the hidden tests that compare with it are pending"))
+        header.append("held-out answers: " + ("present" if have_answers else
+                                             "not available - the hidden prediction tests are pending"))
+        if have_answers:
+            how = f"recognised by its {settings.dataset_file}" if recognised else "data set not recognised, default row"
+            calibrated = "" if row.get("calibrated", True) else ", uncalibrated"
+            header.append(f"accuracy thresholds: '{row_name}' ({how}{calibrated})")
+    sandbox = None
+    if users.privileged():
+        try:
+            sandbox = Sandbox(submission_dir, predictions_dir, data_dir, held_out=settings.held_out)
+            opened.append(sandbox)
+        except (ValueError, OSError) as e:
+            print(f"error: running as root, the grader runs student code as an unprivileged user: {e}",
+                  file=sys.stderr)
+            return 2
+        header.append(f"student code runs as {sandbox.user}, without access to the held-out answers, the "
+                      "reference solution and the results")
+        secrets_ = [("the held-out answers", data_dir / name) for name in settings.held_out
+                    if (data_dir / name).is_file()]
+        secrets_ += [("the reference solution", solution_dir),
+                     ("the results folder", Path(args.json).resolve().parent if args.json else None)]
+        for what, path in secrets_:
+            if path is not None and users.readable_by(path, sandbox.uid, sandbox.gid):
+                header.append(f"warning: {sandbox.user} can read {what} ({path}): make it readable by root only")
+        sandbox.private = [str(path) for _, path in secrets_ if path is not None] + [str(data_dir)]
+    print("\n".join(header), flush=True)
+
+    results = {}
+    print_lock = threading.Lock()
+
+    def on_result(r):
+        spec = specs[r["id"]]
+        r = dict(r)
+        if spec.info and r["status"] == "passed":
+            r["status"] = "info"
+        r["score"] = points_of(spec) if r["status"] == "passed" else 0
+        with print_lock:
+            results[r["id"]] = r
+            if concealed(spec, visibility):  # Gradescope's stdout: nothing of a hidden result
+                print(f"  {r['id']:<14} graded", flush=True)
+            else:
+                print(f"  {r['id']:<14} {r['status']:<7} ({r.get('seconds', 0):.1f} s)", flush=True)
+
+    to_run = []
+    for tid in order:
+        spec = specs[tid]
+        missing = [n for n in spec.needs if (n == "solution" and not solution_dir) or (n == "answers" and not have_answers)]
+        if missing:
+            note = ""
+            pending_note = getattr(spec.fn, "pending_note", None)  # a local check of the inputs, never a verdict
+            if pending_note:
+                try:
+                    # as root, on the sandbox's copy: a link in the submission is never followed
+                    note = pending_note(sandbox.predictions_dir if sandbox else predictions_dir, data_dir)
+                except OSError:
+                    note = ""
+            results[tid] = {"id": tid, "status": "pending", "message": PENDING_MESSAGE + note, "output": "",
+                            "seconds": 0.0, "score": 0}
+        else:
+            to_run.append(tid)
+
+    groups = {}
+    for tid in to_run:
+        # one worker per group (isolation): by default a question part
+        groups.setdefault(specs[tid].group, []).append(tid)
+    # student's workers: the submission and the data without the held-out answers, no reference solution
+    # (copies in the sandbox as root); judges: the reference, the answers, and the submission's files
+    seen = sandbox or argparse.Namespace(submission_dir=submission_dir, predictions_dir=predictions_dir,
+                                         data_dir=data_dir)
+    common = {"thresholds": row, "threshold_row": row_name, "threads": max(1, usable_cpus() // jobs)}
+    base_cfg = dict(common, submission_dir=str(seen.submission_dir), predictions_dir=str(seen.predictions_dir),
+                    data_dir=str(seen.data_dir), solution_dir=None)
+    judge_cfg = dict(common, submission_dir=str(seen.submission_dir), predictions_dir=str(seen.predictions_dir),
+                     data_dir=str(data_dir), solution_dir=str(solution_dir) if solution_dir else None)
+    runner = Runner(specs, base_cfg, args.timeout_scale, on_result, judge_cfg, sandbox)
+    # the longest groups first, so that the parallel workers finish together
+    ordered_groups = sorted(groups.values(), key=lambda ids: -sum(specs[t].timeout for t in ids))
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    finished = gone = False
+    try:
+        for future in [pool.submit(runner.run_group, ids) for ids in ordered_groups]:
+            try:
+                future.result()
+            except Exception:  # noqa: BLE001 - a bug of the grader's: that group's tests fail, the rest count
+                print(f"error: the grader failed running a group of tests (a bug of the grader, not of the "
+                      f"submission):\n{traceback.format_exc()}", file=sys.stderr)
+        finished = True
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+    finally:  # whatever happened: no worker, and nothing a worker started, outlives this
+        if not finished:
+            runner.stopped = True
+        pool.shutdown(wait=finished, cancel_futures=not finished)
+        kill_live_workers()
+        runner.close()
+        gone = sandbox.close() if sandbox else True
+    if not finished:
+        return 130
+    if not gone:
+        print(f"warning: some processes of {sandbox.user} could not be killed", file=sys.stderr)
+    for tid in to_run:  # cannot happen, but a test without a result must not break the summary
+        if tid not in results:
+            results[tid] = {"id": tid, "status": "failed", "message": "no result", "output": "", "seconds": 0.0,
+                            "score": 0}
+
+    chosen = [specs[t] for t in order]
+    summary = format_summary(chosen, results, [], visibility)
+    if args.verbose:
+        for spec in chosen:
+            r = results[spec.id]
+            if r["status"] == "failed" and r.get("output") and not concealed(spec, visibility):
+                summary += f"\n\nOutput of your code in {spec.id}:\n{r['output']}"
+    elapsed = time.monotonic() - started
+    summary += f"\n({elapsed:.1f} s)"
+    print(summary, flush=True)
+    if args.json:
+        data = results_json(chosen, results, "\n".join(header) + "\n" + summary, elapsed, visibility)
+        try:  # a new name, then renamed over the old file: an interrupted run never leaves half a file
+            out = Path(args.json)
+            tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+            tmp.replace(out)
+        except OSError as e:
+            print(f"error: could not write {args.json}: {e}", file=sys.stderr)
+    return 0

@@ -1,0 +1,78 @@
+"""The instructor's inputs to a grading run: the points table, the row of accuracy thresholds for the data set,
+the reference solution's folder, and the prediction files read as the tests read them."""
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from grading.registry import POINTS_FILE, SRC, settings
+from grading.report import VISIBILITIES
+
+
+def load_points(path=POINTS_FILE):
+    with open(path, encoding="utf-8") as f:
+        table = json.load(f)
+    if not isinstance(table.get("tests"), dict) or not isinstance(table.get("thresholds"), dict):
+        raise ValueError(f"{path} must have a 'tests' and a 'thresholds' section")
+    if table.setdefault("hidden_visibility", "visible") not in VISIBILITIES:
+        raise ValueError(f"{path}: hidden_visibility must be one of {', '.join(VISIBILITIES)}")
+    return table
+
+
+def normalized_sha256(path):
+    """SHA-256 of a text file with Windows line endings turned into '\\n' (so a checkout's line endings
+    do not change which data set it is recognised as)."""
+    data = Path(path).read_bytes().replace(b"\r\n", b"\n")
+    return hashlib.sha256(data).hexdigest()
+
+
+def select_thresholds(thresholds, data_dir):
+    """(row name, row, recognised) for the data set in data_dir: the row whose `<dataset_file>_sha256` list
+    holds the SHA-256 of that file (birth_dev.tsv: `birth_dev_sha256`), else the default row."""
+    rows = thresholds["rows"]
+    default = thresholds.get("default", "course")
+    path = Path(data_dir) / (settings.dataset_file or "")
+    if settings.dataset_file and path.is_file():
+        digest, key = normalized_sha256(path), Path(settings.dataset_file).stem + "_sha256"
+        for name, row in rows.items():
+            if digest in row.get(key, []):
+                return name, row, True
+    return default, rows[default], False
+
+
+def find_solution(explicit):
+    """The folder of the reference `solution` package, or None."""
+    if explicit:
+        path = Path(explicit).resolve()
+        if not any((path / f"{m}.py").is_file() for m in settings.student_deps):
+            raise ValueError(f"--solution-dir {path} does not hold a solution package (none of the student's "
+                             f"modules: {', '.join(f'{m}.py' for m in settings.student_deps)})")
+        return path
+    import importlib.util
+
+    if str(SRC) not in sys.path:
+        sys.path.insert(0, str(SRC))
+    try:
+        spec = importlib.util.find_spec("solution")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        if settings.student_deps and all((Path(location) / f"{m}.py").is_file() for m in settings.student_deps):
+            return Path(location).resolve()
+    return None
+
+
+def count_lines(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return sum(1 for line in f if line.strip())
+
+
+def read_prediction_lines(path):
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.rstrip("\r") for line in lines]

@@ -1,0 +1,122 @@
+"""What a worker may send the parent, and the checks on it: the messages of the protocol (their kinds, fields and
+bounds) and the report a student's worker hands to a judge (its size, its archive's members)."""
+
+import io
+import os
+import stat
+from pathlib import Path
+
+MESSAGE_CHARS = 1500  # longest failure message kept
+OUTPUT_CHARS = 1000  # head and tail of a test's captured output kept
+
+REPORT_BYTES = 16 << 20  # largest report a student's worker may hand to a judge
+# What a report may unpack to.  torch.save writes a zip archive whose members are stored, not compressed, so a
+# report's members fill at most its own REPORT_BYTES; a member that claims more, or is compressed (1 MB of
+# DEFLATE can inflate to gigabytes inside the judge's torch.load), is refused before anything loads it.
+REPORT_UNPACKED_BYTES = 64 << 20
+REPORT_MEMBERS = 4096  # a report of a few dozen tensors has a few dozen members
+# The protocol between a worker and the parent: no honest line is longer (a result's message and output are
+# cut to MESSAGE_CHARS and 2 * OUTPUT_CHARS characters, JSON-escaped twice), and no honest worker sends more
+# messages than ready and done, plus start, result and an import/imported pair per student module for a test.
+MESSAGE_LINE_BYTES = 256 << 10
+MESSAGES_PER_WORKER = 8
+MESSAGES_PER_TEST = 40
+
+
+# What each message of the protocol holds: its fields and their types.  A string field has a length bound.
+_STR = str
+MESSAGE_FIELDS = {
+    "ready": {},
+    "start": {"id": _STR},
+    "import": {"module": _STR},
+    "imported": {},
+    "result": {"id": _STR, "status": _STR, "message": _STR, "output": _STR, "seconds": float},
+    "done": {},
+}
+FIELD_CHARS = {"id": 100, "module": 100, "status": 10, "message": MESSAGE_CHARS + 100,
+               "output": 2 * OUTPUT_CHARS + 200}
+
+
+def check_message(msg, specs):
+    """Why msg (a dict a worker signed) is not a well-formed message of the protocol, or None.  Exactly the
+    fields of its kind (MESSAGE_FIELDS), each of its type, strings of bounded length, test ids that exist, a
+    result's status passed or failed and its seconds a finite number >= 0."""
+    import math
+
+    if not isinstance(msg, dict):
+        return "a message that is not a JSON object"
+    ev = msg.get("ev")
+    if not isinstance(ev, str) or ev not in MESSAGE_FIELDS:
+        return "a message of no known kind"
+    fields = MESSAGE_FIELDS[ev]
+    if set(msg) != {"ev", *fields}:
+        return f"a {ev!r} message with other fields than {', '.join(sorted(fields)) or 'none'}"
+    for name, kind in fields.items():
+        value = msg[name]
+        if kind is float:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                return f"a {ev!r} message whose {name} is not a number of seconds"
+        elif not isinstance(value, kind) or len(value) > FIELD_CHARS[name]:
+            return f"a {ev!r} message whose {name} is not a string of at most {FIELD_CHARS[name]} characters"
+    if "id" in fields and msg["id"] not in specs:
+        return f"a {ev!r} message for a test that does not exist"
+    if ev == "import" and not msg["module"].isidentifier():
+        return "an 'import' message for no module"
+    if ev == "result" and msg["status"] not in ("passed", "failed"):
+        return "a result whose status is neither passed nor failed"
+    return None
+
+
+def report_problem(data):
+    """Why the bytes of a report cannot be loaded safely, or None: it must be the zip archive torch.save writes,
+    with at most REPORT_MEMBERS members, each stored as is (torch.save compresses nothing), at most
+    REPORT_UNPACKED_BYTES together.  Read with zipfile, which unpacks nothing here."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = archive.infolist()
+    except Exception:  # noqa: BLE001 - zipfile raises many kinds on a damaged archive
+        return "what the test reported is not a file that torch.save writes"
+    if len(members) > REPORT_MEMBERS:
+        return f"what the test reported has {len(members)} parts, more than the {REPORT_MEMBERS} a report may have"
+    unpacked = sum(m.file_size for m in members)
+    if unpacked > REPORT_UNPACKED_BYTES:
+        return (f"what the test reported unpacks to {unpacked / 2**20:.0f} MiB, more than the "
+                f"{REPORT_UNPACKED_BYTES >> 20} MiB a report may hold")
+    if any(m.compress_type != zipfile.ZIP_STORED or m.compress_size != m.file_size for m in members):
+        return "what the test reported is compressed, and torch.save never compresses: it is not loaded"
+    return None
+
+
+def take_report(src_dir, tid, dst_dir, uid=None):
+    """Copy the report of test tid from a student's worker folder into dst_dir, only if it is a regular file of
+    at most REPORT_BYTES (owned by uid, when given) that report_problem accepts: never following a link, never
+    blocking on a FIFO.  None if copied or if there is none; else why it was refused (the test fails)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(Path(src_dir) / f"{tid}.report", flags)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return "what the test reported is not a regular file"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (uid is not None and st.st_uid != uid):
+            return "what the test reported is not a regular file of the test's own"
+        data = b""
+        while len(data) <= REPORT_BYTES:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            data += chunk
+    except OSError:
+        return "what the test reported could not be read"
+    finally:
+        os.close(fd)
+    if len(data) > REPORT_BYTES:
+        return f"what the test reported is larger than the {REPORT_BYTES >> 20} MiB a report may be"
+    problem = report_problem(data)
+    if problem is None:
+        (Path(dst_dir) / f"{tid}.report").write_bytes(data)
+    return problem

@@ -1,0 +1,93 @@
+"""What grader.py gives the harness: its tests (grader_test, grader_judge, Spec, REGISTRY), the Fail that
+carries a check's message, and the few facts of the assignment it tells through configure()."""
+
+from pathlib import Path
+from types import SimpleNamespace
+
+SRC = Path(__file__).resolve().parents[1]  # src/, the grader's folder
+POINTS_FILE = SRC / "points.json"
+GRADER_SCRIPT = SRC / "grader.py"  # the workers run it: it registers the tests, then calls main()
+
+# What grader.py tells the harness (configure), in one place that every module reads when it needs it: the
+# --help text (grader.py's docstring), the student modules each student module imports (importing them
+# first, one by one, tells which file is broken or hangs), the held-out files whose presence makes the tests
+# that need "answers" run, and the data file whose SHA-256 picks the row of accuracy thresholds.
+# The files of a grading copy (grader.py's GRADING_FILES): a worker imports the Python modules among them
+# before it drops its privileges.
+settings = SimpleNamespace(description=None, student_deps={}, held_out=(), dataset_file=None, grading_files=())
+
+
+def configure(description=None, student_deps=None, held_out=None, dataset_file=None, grading_files=None):
+    if description is not None:
+        settings.description = description
+    if student_deps is not None:
+        settings.student_deps = dict(student_deps)
+    if held_out is not None:
+        settings.held_out = tuple(held_out)
+    if dataset_file is not None:
+        settings.dataset_file = dataset_file
+    if grading_files is not None:
+        settings.grading_files = tuple(grading_files)
+
+
+# The test registry.  A test function gets a Context and passes by returning; it fails by raising (Fail or
+# AssertionError carry the message).  A string it returns is shown as an informational message.
+
+
+class Spec:
+    def __init__(self, tid, description, fn, timeout, needs=(), info=False, points=None, extra_credit=False,
+                 group=None, uses_torch=True):
+        self.id = tid
+        self.description = description
+        self.fn = fn
+        self.timeout = float(timeout)
+        self.needs = tuple(needs)  # "solution" and/or "answers": pending where absent
+        self.info = info  # 0 points, reports a number
+        self.points = points
+        self.extra_credit = extra_credit
+        self.uses_torch = uses_torch  # the worker imports torch before its first test
+        self.part = tid.split("-")[0]
+        self.group = group or self.part  # tests of one group share a worker process
+        self.kind = tid.rsplit("-", 1)[-1]
+        self.judge = None  # judge(ctx, report): decides the test in a worker without student code
+
+    @property
+    def hidden(self):
+        return self.kind == "hidden"
+
+
+REGISTRY = {}
+
+
+def grader_test(tid, description, timeout=30, needs=(), info=False, extra_credit=False, group=None,
+                uses_torch=True):
+    """Register fn(ctx) as test `tid`.  needs: "solution" and/or "answers" (pending where absent); info: a
+    0-point test that reports a number; extra_credit: its points count apart; group: tests of one group share a
+    worker process (default: the question part, e.g. 1e)."""
+    def register(fn):
+        REGISTRY[tid] = Spec(tid, description, fn, timeout, needs, info, extra_credit=extra_credit, group=group,
+                             uses_torch=uses_torch)
+        return fn
+
+    return register
+
+
+def grader_judge(tid):
+    """Register the judge of test `tid`: judge(ctx, report) runs after the test passed in the student's worker,
+    in a trusted worker that has the reference solution and the held-out answers and never imports student
+    code; `report` is what the test gave ctx.report (tensors, numbers, strings, lists, dicts), or None.  The
+    judge's verdict is the test's: a test with a judge passes only if its judge passes."""
+
+    def register(fn):
+        REGISTRY[tid].judge = fn
+        return fn
+
+    return register
+
+
+class Fail(Exception):
+    """A failed check, with the message shown to the student."""
+
+
+class StudentImportError(Fail):
+    pass

@@ -1,0 +1,119 @@
+"""What a grading run says: the summary a student reads and Gradescope's results.json, each showing a hidden
+test's result only as its visibility allows."""
+
+PENDING_MESSAGE = "hidden - graded after submission"
+
+# Who sees a hidden test's result (points.json's "hidden_visibility", or --hidden-visibility): Gradescope's
+# visibility values.  "visible" is the course's grader's behaviour (it marks no test after_published); any other
+# value keeps every hidden test's result, and the hidden total, out of everything a student sees before then:
+# the summary, the top-level output of results.json, and the grader's printed lines (Gradescope's stdout).
+VISIBILITIES = {"visible": "now", "after_due_date": "after the due date",
+                "after_published": "when grades are published", "hidden": "to the course staff only"}
+
+
+def points_of(spec):
+    return 0 if spec.info else spec.points
+
+
+def concealed(spec, visibility):
+    return spec.hidden and visibility != "visible"
+
+
+def format_summary(specs, results, header, visibility="visible"):
+    lines = list(header)
+    lines.append("")
+    width = max(len(s.id) for s in specs) if specs else 10
+    # Practice checks (0 points, not info: beyond the handout's graded items) go under a heading of their own
+    # after the graded tests, and only when the student's file they check was handed in (a file that is not
+    # there fails the import with "<folder>/<name>.py is missing", Context._import): a student must not read
+    # "part g failed" from a check the handout does not grade.
+    practice = [s for s in specs if not s.info and not points_of(s)]
+    shown = [s for s in practice if not (results[s.id]["message"] or "").endswith(".py is missing")]
+    for spec in [s for s in specs if s not in practice] + shown:
+        if shown and spec is shown[0]:
+            lines += ["", "Practice checks (0 points, beyond the handout's graded items):"]
+        r = results[spec.id]
+        pts = points_of(spec)
+        status = r["status"]
+        if concealed(spec, visibility):
+            lines.append(f"{spec.id:<{width}}  {f'-/{pts}':>7}  {'-':>6}  {'HIDDEN':<7}  {spec.description}")
+            lines.append(f"{'':<{width}}  {'':>7}  {'':>6}  {'':<7}  -> its result is shown "
+                         f"{VISIBILITIES[visibility]}")
+            continue
+        if status == "pending":
+            earned = f"-/{pts}"
+            secs = "-"
+        else:
+            earned = f"{r['score']:g}/{pts}"
+            secs = f"{r['seconds']:.1f}s"
+        tag = {"passed": "PASS", "failed": "FAIL", "pending": "PENDING", "info": "INFO"}[status]
+        extra = " [extra credit]" if spec.extra_credit and pts else ""
+        lines.append(f"{spec.id:<{width}}  {earned:>7}  {secs:>6}  {tag:<7}  {spec.description}{extra}")
+        if r["message"] and status != "passed":
+            for i, text in enumerate(r["message"].splitlines()[:6]):
+                lines.append(f"{'':<{width}}  {'':>7}  {'':>6}  {'':<7}  {'-> ' if i == 0 else '   '}{text}")
+    lines.append("")
+
+    def total(kind):
+        chosen = [s for s in specs if s.kind == kind and not s.extra_credit]
+        earned = sum(results[s.id]["score"] for s in chosen if results[s.id]["status"] != "pending")
+        maximum = sum(points_of(s) for s in chosen)
+        pending = sum(points_of(s) for s in chosen if results[s.id]["status"] == "pending")
+        graded = [s for s in chosen if results[s.id]["status"] in ("passed", "failed") and points_of(s)]
+        passed = sum(1 for s in graded if results[s.id]["status"] == "passed")
+        return chosen, earned, maximum, pending, passed, len(graded)
+
+    hide = visibility != "visible"
+    for kind in ("basic", "hidden"):
+        chosen, earned, maximum, pending, passed, graded = total(kind)
+        if not chosen:
+            continue
+        if kind == "hidden" and hide:
+            lines.append(f"Hidden tests: {len(chosen)} tests worth {maximum} points, their results shown "
+                         f"{VISIBILITIES[visibility]}")
+            continue
+        line = f"Total {kind}: {earned:g}/{maximum} points ({passed} of {graded} graded tests passed"
+        if pending:
+            n_pending = sum(1 for s in chosen if results[s.id]["status"] == "pending")
+            line += f"; {n_pending} tests worth {pending} points pending: {PENDING_MESSAGE}"
+        lines.append(line + ")")
+    core = [s for s in specs if not s.extra_credit]
+    if core and any(s.kind == "basic" for s in core) and any(s.kind == "hidden" for s in core) and not hide:
+        earned = sum(results[s.id]["score"] for s in core if results[s.id]["status"] != "pending")
+        lines.append(f"Total: {earned:g}/{sum(points_of(s) for s in core)} points")
+    extra = [s for s in specs if s.extra_credit]
+    if extra:
+        earned = sum(results[s.id]["score"] for s in extra if results[s.id]["status"] != "pending")
+        lines.append(f"Extra credit: {earned:g}/{sum(s.points for s in extra)} points")
+    return "\n".join(lines)
+
+
+def results_json(specs, results, output, seconds, visibility="visible"):
+    """Gradescope's results.json.  Every test carries its status explicitly in extra_data.status (passed,
+    failed, info or pending) and, where Gradescope has a word for it, in status (passed or failed)."""
+    tests = []
+    for spec in specs:
+        r = results[spec.id]
+        out = r["message"] or ("passed" if r["status"] == "passed" else "")
+        if r.get("output") and r["status"] == "failed":
+            out += f"\n\nOutput of your code:\n{r['output']}"
+        entry = {"name": f"{spec.id}: {spec.description}", "number": spec.id, "score": r["score"],
+                 "max_score": points_of(spec), "output": out,
+                 "visibility": visibility if spec.hidden else "visible",
+                 "extra_data": {"status": r["status"]}}
+        if r["status"] in ("passed", "failed"):
+            entry["status"] = r["status"]
+        elif r["status"] == "info":
+            entry["status"] = "passed"  # it ran; it has no points to lose
+        if spec.extra_credit and points_of(spec):
+            entry["tags"] = ["extra credit"]
+        elif not spec.info and not points_of(spec):
+            entry["tags"] = ["practice"]
+        tests.append(entry)
+    data = {"execution_time": int(round(seconds)), "output": output, "visibility": "visible",
+            "stdout_visibility": "visible" if visibility == "visible" else "hidden", "tests": tests}
+    if visibility == "visible":
+        data["score"] = sum(t["score"] for t in tests)
+    # else no top-level score: Gradescope adds up the tests' scores itself, and nothing of ours that a
+    # student sees states the total of the hidden tests
+    return data

@@ -1,0 +1,240 @@
+"""The parent's scheduler: runs groups of tests on worker processes, enforces their time limits, follows each
+worker through the protocol, and has every test that passed beside the student's code decided by its judge."""
+
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from grading import protocol  # protocol.check_message, looked up when called (a test patches it)
+from grading.process import EOF, FLOOD, Worker
+from grading.worker import (STARTUP_CPU, THREAD_ADDRESS_SPACE, WORKER_ADDRESS_SPACE, WORKER_FILE_BYTES,
+                            WORKER_PROCESSES)
+
+STARTUP_TIMEOUT = 120.0  # seconds for a worker process to import torch and report ready
+IDLE_TIMEOUT = 60.0  # seconds between two tests of one worker (the harness's own work)
+
+LIVE = set()
+LIVE_LOCK = threading.Lock()
+
+
+class Runner:
+    """Runs groups of tests on workers; a test with a judge is decided afterwards by a judge worker."""
+
+    def __init__(self, specs, base_cfg, timeout_scale, on_result, judge_cfg=None, sandbox=None):
+        self.specs = specs
+        self.base_cfg = base_cfg
+        self.judge_cfg = judge_cfg or {}
+        self.sandbox = sandbox
+        self.timeout_scale = timeout_scale
+        self.on_result = on_result
+        self.hanging = set()
+        self.lock = threading.Lock()
+        self.stopped = False  # set on Ctrl-C: start no more workers
+        self.judge_dir = Path(tempfile.mkdtemp(prefix="grader-judge-"))  # root-only where the grader is root
+
+    def limit(self, tid):
+        return self.specs[tid].timeout * self.timeout_scale
+
+    def close(self):
+        shutil.rmtree(self.judge_dir, ignore_errors=True)
+
+    def _start(self, cfg):
+        worker = Worker(cfg)
+        with LIVE_LOCK:
+            LIVE.add(worker)
+            if self.stopped:  # main is cleaning up: this one must not outlive it
+                worker.kill()
+        return worker
+
+    def _end(self, worker):
+        worker.kill()
+        with LIVE_LOCK:
+            LIVE.discard(worker)
+
+    def limits(self, ids):
+        """The resource limits of a student's worker that runs the tests `ids` (see WORKER_ADDRESS_SPACE)."""
+        threads = max(1, int(self.base_cfg.get("threads", 1)))
+        cpu = STARTUP_CPU + threads * sum(self.limit(t) for t in ids)
+        return {"memory": WORKER_ADDRESS_SPACE + threads * THREAD_ADDRESS_SPACE, "processes": WORKER_PROCESSES,
+                "file": WORKER_FILE_BYTES, "cpu": int(cpu) + 1}
+
+    def run_group(self, ids):
+        provisional = {}  # tests with a judge that passed in the student's worker
+        remaining = list(ids)
+        while remaining and not self.stopped:
+            with self.lock:
+                cfg = dict(self.base_cfg, tests=remaining, hanging=sorted(self.hanging))
+            cfg["preimport"] = any(self.specs[t].uses_torch for t in remaining)
+            mine = list(remaining)
+            if self.sandbox:
+                tmp = self.sandbox.private_dir()
+                cfg.update(self.sandbox.worker_settings(tmp), limits=self.limits(remaining))
+            else:
+                tmp = Path(tempfile.mkdtemp(prefix="grader-reports-"))
+            cfg["report_dir"] = str(tmp)
+            worker = self._start(cfg)
+            try:
+                remaining = self._drive(worker, remaining, provisional)
+            finally:
+                self._end(worker)
+                for tid in mine:
+                    if tid in provisional:
+                        problem = protocol.take_report(tmp, tid, self.judge_dir,
+                                                       self.sandbox.uid if self.sandbox else None)
+                        if problem:  # the judge never sees it
+                            first = provisional.pop(tid)
+                            self._fail(tid, problem, first["seconds"])
+                if not self.sandbox:
+                    shutil.rmtree(tmp, ignore_errors=True)
+        if provisional and not self.stopped:
+            self._judge(provisional)
+
+    def _judge(self, provisional):
+        judged = {}
+        remaining = list(provisional)
+        while remaining and not self.stopped:
+            cfg = dict(self.judge_cfg, tests=remaining, judge=True, report_dir=str(self.judge_dir))
+            worker = self._start(cfg)
+            try:
+                remaining = self._drive(worker, remaining, None, judged)
+            finally:
+                self._end(worker)
+        for tid, verdict in judged.items():
+            first = provisional[tid]
+            # the verdict is the judge's; what the student's code printed comes from the student's worker
+            self.on_result(dict(verdict, output=first["output"],
+                                seconds=round(first["seconds"] + verdict["seconds"], 3)))
+
+    def _fail(self, tid, message, seconds=0.0, judged=None):
+        result = {"id": tid, "status": "failed", "message": message, "output": "", "seconds": seconds}
+        if judged is not None:
+            judged[tid] = result
+        else:
+            self.on_result(result)
+
+    def _drive(self, worker, remaining, provisional, judged=None):
+        """Follow one worker through its tests.  A student's worker's passed result of a test with a judge goes
+        to `provisional`; a judge worker's results (judged is a dict) go to `judged`.  Returns the tests still
+        to run (in a fresh worker).
+
+        Every message is checked (check_message): a worker is a process that ran student code, which can send
+        any message it likes (it holds the key).  Each test may start once; its time limit runs from its start
+        to a deadline that no later message moves; the results recorded are built here from checked fields.
+        A message out of order or malformed breaks the protocol: the worker is killed, the test it ran fails
+        (with a test it had finished and announces again), or, between tests, all its remaining tests."""
+        remaining = list(remaining)
+        announced = set()  # the tests this worker started: each at most once
+        current, importing, started_at, ready, progress = None, None, 0.0, False, 0
+        deadline = time.monotonic() + STARTUP_TIMEOUT * max(1.0, self.timeout_scale)
+
+        def broke(why, also=None):
+            worker.kill()
+            message = f"the test's process broke the grader's protocol ({why}); its tests fail"
+            if also is not None and also not in remaining:  # a finished test announced again: it loses its result
+                if provisional is not None:
+                    provisional.pop(also, None)
+                self._fail(also, message, judged=judged)
+            if current is not None:
+                self._fail(current, message, round(time.monotonic() - started_at, 3), judged)
+                remaining.remove(current)
+                return remaining
+            for tid in remaining:
+                self._fail(tid, message, judged=judged)
+            return []
+
+        while True:
+            msg = worker.next(deadline)
+            now = time.monotonic()
+            if msg is None:  # time is up
+                if current is not None:
+                    limit = self.limit(current)
+                    if importing:
+                        with self.lock:
+                            self.hanging.add(importing)
+                        what = f" while importing submission/{importing}.py"
+                    else:
+                        what = ""
+                    self._fail(current, f"timed out after {limit:g} s{what} (an endless loop, or far too slow?)",
+                               round(limit, 3), judged)
+                    remaining.remove(current)
+                    return remaining
+                reason = "did not start in time" if not ready else "stopped responding between tests"
+                for tid in remaining:
+                    self._fail(tid, f"the grader's worker process {reason}. {worker.stderr_tail()}".strip(),
+                               judged=judged)
+                return []
+            if msg is EOF:
+                worker.kill()
+                code = worker.proc.returncode
+                tail = worker.stderr_tail()
+                if current is not None:
+                    self._fail(current, f"the test process died (exit code {code}) while running this test"
+                                        + (f": {tail}" if tail else ""), round(now - started_at, 3), judged)
+                    remaining.remove(current)
+                    return remaining
+                if progress and remaining:
+                    return remaining
+                for tid in remaining:
+                    self._fail(tid, f"the grader's worker process exited (code {code}) before running this test"
+                                    + (f": {tail}" if tail else ""), judged=judged)
+                return []
+            if msg is FLOOD:
+                return broke("it sent more messages than its tests need")
+            why = protocol.check_message(msg, self.specs)
+            if why:
+                return broke(why)
+            ev = msg["ev"]
+            if ev == "ready":
+                if ready:
+                    return broke("it said it was ready twice")
+                ready = True
+                deadline = now + IDLE_TIMEOUT
+            elif not ready:
+                return broke(f"it sent {ev!r} before it was ready")
+            elif ev == "start":
+                tid = msg["id"]
+                if tid in announced:
+                    return broke(f"it started {tid} a second time", also=tid)
+                if current is not None:
+                    return broke(f"it started {tid} while {current} was running")
+                if tid not in remaining:
+                    return broke(f"it started {tid}, which it was not given")
+                announced.add(tid)
+                current, importing, started_at = tid, None, now
+                deadline = now + self.limit(tid)  # absolute: only the test's result ends it
+            elif ev in ("import", "imported"):
+                if current is None:
+                    return broke(f"it sent {ev!r} outside a test")
+                importing = msg["module"] if ev == "import" else None
+            elif ev == "result":
+                tid = msg["id"]
+                if tid != current:
+                    return broke(f"it sent a result for {tid}, which was not running")
+                result = {"id": tid, "status": msg["status"], "message": msg["message"], "output": msg["output"],
+                          "seconds": round(now - started_at, 3)}  # the parent's clock, not the worker's word
+                remaining.remove(tid)
+                progress += 1
+                if judged is not None:
+                    judged[tid] = result
+                elif self.specs[tid].judge is not None and result["status"] == "passed":
+                    provisional[tid] = result
+                else:
+                    self.on_result(result)
+                current, importing = None, None
+                deadline = now + IDLE_TIMEOUT
+            elif ev == "done":
+                if current is not None:
+                    return broke(f"it said it was done while {current} was running")
+                worker.kill()
+                for tid in remaining:
+                    self._fail(tid, "the worker finished without running this test", judged=judged)
+                return []
+
+
+def kill_live_workers():
+    with LIVE_LOCK:
+        workers = list(LIVE)
+    for worker in workers:
+        worker.kill()

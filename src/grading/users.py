@@ -1,0 +1,229 @@
+"""The unprivileged user that student code runs as: whether the grader is root, which user id a grading run
+claims and holds, that user's processes (found and killed by uid), and what the mode bits let it read."""
+
+import os
+import signal
+import stat
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# As root, student code runs as a user id of this run's own: the first of these that is free (claim_worker_user;
+# GRADER_WORKER_USER, a name or a number, wins).  Below the uids that systemd hands out on its own
+# (61184..65519) and above the usual human accounts; an id that names a user or a group is skipped.
+WORKER_UIDS = range(59000, 60000)
+
+
+def privileged():
+    """True where the grader runs as root on a POSIX system (Gradescope): student code then runs unprivileged."""
+    return os.name == "posix" and os.geteuid() == 0
+
+
+class UidClaim:
+    """This grading run's hold on a worker user id, so that no other grader on the machine runs student code as
+    the same user at the same time (each kills every process of its user when it ends).  On Linux the hold is
+    an abstract socket named after the uid, which the kernel frees when this process ends, however it ends;
+    elsewhere an exclusive lock on a file in a folder only root may change."""
+
+    def __init__(self, uid):
+        self.uid = uid
+        self._held = None
+
+    def acquire(self):
+        import socket
+
+        if sys.platform.startswith("linux"):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # not inherited by the workers (PEP 446)
+            try:
+                sock.bind(f"\0cs224n-pretraining-grader-worker-uid-{self.uid}")
+            except OSError:
+                sock.close()
+                return False
+            self._held = sock
+            return True
+        import fcntl
+
+        folder = Path(tempfile.gettempdir()) / "grader-worker-uids"
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+        st = os.lstat(folder)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o022:
+            raise ValueError(f"{folder} is not a folder that only root may change; remove it")
+        fd = os.open(folder / f"{self.uid}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        self._held = fd
+        return True
+
+    def release(self):
+        held, self._held = self._held, None
+        if held is None:
+            return
+        if isinstance(held, int):
+            os.close(held)
+        else:
+            held.close()
+
+
+def _named_user(name):
+    """(uid, gid, label) of a user given by name or number; a number need not name an existing user."""
+    import pwd
+
+    try:
+        entry = pwd.getpwuid(int(name)) if name.isdigit() else pwd.getpwnam(name)
+        uid, gid, label = entry.pw_uid, entry.pw_gid, entry.pw_name
+    except KeyError:
+        if not name.isdigit():
+            raise ValueError(f"there is no user {name}; create it, or leave GRADER_WORKER_USER unset so that the "
+                             "grader picks a free user id") from None
+        uid = gid = int(name)
+        label = f"uid {uid}"
+    if uid == 0 or gid == 0:
+        raise ValueError(f"the worker user {name} is root")
+    return uid, gid, label
+
+
+def is_named_user(uid):
+    import pwd
+
+    try:
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        return False
+
+
+def claim_worker_user(user=None):
+    """(uid, gid, label, claim): the user this run's workers run as, held for this run alone.  `user` (a name or
+    a number), else GRADER_WORKER_USER, else the first id of WORKER_UIDS that names no user and no group, runs
+    no process and no other grader holds: a user of the run's own, so that any number of graders can run at
+    once as root and each kills only what it started."""
+    user = user or os.environ.get("GRADER_WORKER_USER")
+    if user:
+        uid, gid, label = _named_user(str(user))
+        claim = UidClaim(uid)
+        if not claim.acquire():
+            raise ValueError(f"another grader running now uses the worker user {label}; wait for it to finish, or "
+                             "leave GRADER_WORKER_USER unset so that each grader gets a user id of its own")
+        return uid, gid, label, claim
+    for uid in unused_uids(WORKER_UIDS, len(WORKER_UIDS), claimed=True):
+        claim = UidClaim(uid)
+        if not claim.acquire():
+            continue
+        if user_pids(uid):  # it started running something between the look and the claim
+            claim.release()
+            continue
+        return uid, uid, f"uid {uid}", claim
+    raise ValueError(f"no user id of {WORKER_UIDS.start}..{WORKER_UIDS.stop - 1} is free for the student's code "
+                     "(each is a user, a group, runs a process or is held by another grader); set "
+                     "GRADER_WORKER_USER to an unprivileged user")
+
+
+def permitted(st, uid, gid, bit):
+    """Whether the mode bits of st give uid (in group gid only) `bit`: 4 read, 1 execute (search a folder)."""
+    if st.st_uid == uid:
+        return bool(st.st_mode >> 6 & bit)
+    if st.st_gid == gid:
+        return bool(st.st_mode >> 3 & bit)
+    return bool(st.st_mode & bit)
+
+
+def readable_by(path, uid, gid):
+    """Whether uid (in group gid only) could read the file or enter the folder `path`, by the mode bits of it
+    and of every folder above it (ACLs are not read)."""
+    path = Path(path).resolve()
+    try:
+        for folder in reversed(path.parents):
+            if not permitted(os.stat(folder), uid, gid, 1):
+                return False
+        st = os.stat(path)
+    except OSError:
+        return False
+    return permitted(st, uid, gid, 1 if stat.S_ISDIR(st.st_mode) else 4)
+
+
+
+def user_pids(uid):
+    """The live (not zombie) processes whose real, effective or saved uid is uid."""
+    pids = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status", encoding="utf-8") as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            continue
+        if fields.get("State", "").strip()[:1] in ("Z", "X"):
+            continue
+        if uid in [int(x) for x in fields.get("Uid", "").split()[:3]]:
+            pids.append(int(entry))
+    return pids
+
+
+def unused_uids(candidates, n, claimed=False):
+    """The first n user ids of `candidates` that no user and no group has and no process runs as; fewer if there
+    are not n.  With claimed=True, a generator that yields them one by one (claim_worker_user stops at the
+    first it can hold: looking at the processes of all the others would be wasted)."""
+    import grp
+    import pwd
+
+    def free():
+        for uid in candidates:
+            try:
+                pwd.getpwuid(uid)
+                continue
+            except KeyError:
+                pass
+            try:
+                grp.getgrgid(uid)  # the id doubles as the workers' group: its members would share the sandbox
+                continue
+            except KeyError:
+                pass
+            if not user_pids(uid):
+                yield uid
+
+    if claimed:
+        return free()
+    found = []
+    for uid in free():
+        found.append(uid)
+        if len(found) == n:
+            break
+    return found
+
+
+def kill_user_processes(uid, gid, spare=(), rounds=100):
+    """Kill every process of uid but those in `spare` (which ran before the grading: `nobody` may have daemons).
+    Without any to spare, a child that becomes uid calls kill(-1, SIGKILL), which reaches all of them at once
+    (a process forking meanwhile included) but not the caller; else each is killed by its pid.  Repeated until
+    none is left; True when none is."""
+    for _ in range(rounds):
+        pids = [pid for pid in user_pids(uid) if pid not in spare]
+        if not pids:
+            return True
+        if spare:
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        else:
+            pid = os.fork()
+            if pid == 0:  # only system calls here, then _exit
+                try:
+                    os.setgroups([])
+                    os.setgid(gid)
+                    os.setuid(uid)
+                    os.kill(-1, signal.SIGKILL)
+                finally:
+                    os._exit(0)
+            os.waitpid(pid, 0)
+        time.sleep(0.05)
+    return not [pid for pid in user_pids(uid) if pid not in spare]
