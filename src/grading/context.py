@@ -100,6 +100,16 @@ def describe(exc, directory=None):
     return f"{type(exc).__name__}: {first}{where(exc, directory)}" if first else f"{type(exc).__name__}{where(exc, directory)}"
 
 
+def missing_file(label, module):
+    """The failure of a test whose student file was not handed in (says_missing recognises it)."""
+    return f"{label}/{module}.py is missing"
+
+
+def says_missing(message):
+    """Whether a test's message is missing_file's: it failed only because its file was not handed in."""
+    return bool(message) and message.endswith(".py is missing")
+
+
 class Context:
     """What a test function may use: the student's modules (in a student's worker) or the reference's (in a
     judge's), the data, a temp folder, and ctx.report to hand what the student's code computed to the judge."""
@@ -135,7 +145,7 @@ class Context:
             raise StudentImportError(f"importing {label}/{key}.py did not finish within the time limit of an "
                                      "earlier test (an endless loop at import time?)")
         if module and not (directory / f"{module}.py").is_file():
-            self.failed[key] = f"{label}/{module}.py is missing"
+            self.failed[key] = missing_file(label, module)
             raise StudentImportError(self.failed[key])
         self.send({"ev": "import", "module": key})
         try:

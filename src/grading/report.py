@@ -1,6 +1,8 @@
 """What a grading run says: the summary a student reads and Gradescope's results.json, each showing a hidden
 test's result only as its visibility allows."""
 
+from grading.context import says_missing
+
 PENDING_MESSAGE = "hidden - graded after submission"
 
 # Who sees a hidden test's result (points.json's "hidden_visibility", or --hidden-visibility): Gradescope's
@@ -19,16 +21,25 @@ def concealed(spec, visibility):
     return spec.hidden and visibility != "visible"
 
 
+def is_practice(spec):
+    """A practice check: 0 points and not info, a check beyond the handout's graded items."""
+    return not spec.info and not points_of(spec)
+
+
+def unshown_practice(specs, results):
+    """The practice checks whose student file was not handed in: neither the summary nor results.json shows
+    them (Gradescope shows each test of results.json as a row), so that a student never reads "part g failed"
+    from a check the handout does not grade and a file it does not ask for."""
+    return {s.id for s in specs if is_practice(s) and says_missing(results[s.id]["message"])}
+
+
 def format_summary(specs, results, header, visibility="visible"):
     lines = list(header)
     lines.append("")
     width = max(len(s.id) for s in specs) if specs else 10
-    # Practice checks (0 points, not info: beyond the handout's graded items) go under a heading of their own
-    # after the graded tests, and only when the student's file they check was handed in (a file that is not
-    # there fails the import with "<folder>/<name>.py is missing", Context._import): a student must not read
-    # "part g failed" from a check the handout does not grade.
-    practice = [s for s in specs if not s.info and not points_of(s)]
-    shown = [s for s in practice if not (results[s.id]["message"] or "").endswith(".py is missing")]
+    # Practice checks go under a heading of their own after the graded tests (and only with their file)
+    practice = [s for s in specs if is_practice(s)]
+    shown = [s for s in practice if s.id not in unshown_practice(specs, results)]
     for spec in [s for s in specs if s not in practice] + shown:
         if shown and spec is shown[0]:
             lines += ["", "Practice checks (0 points, beyond the handout's graded items):"]
@@ -92,7 +103,8 @@ def results_json(specs, results, output, seconds, visibility="visible"):
     """Gradescope's results.json.  Every test carries its status explicitly in extra_data.status (passed,
     failed, info or pending) and, where Gradescope has a word for it, in status (passed or failed)."""
     tests = []
-    for spec in specs:
+    unshown = unshown_practice(specs, results)
+    for spec in [s for s in specs if s.id not in unshown]:
         r = results[spec.id]
         out = r["message"] or ("passed" if r["status"] == "passed" else "")
         if r.get("output") and r["status"] == "failed":
@@ -107,7 +119,7 @@ def results_json(specs, results, output, seconds, visibility="visible"):
             entry["status"] = "passed"  # it ran; it has no points to lose
         if spec.extra_credit and points_of(spec):
             entry["tags"] = ["extra credit"]
-        elif not spec.info and not points_of(spec):
+        elif is_practice(spec):
             entry["tags"] = ["practice"]
         tests.append(entry)
     data = {"execution_time": int(round(seconds)), "output": output, "visibility": "visible",
