@@ -147,7 +147,9 @@ def pretrain_small(path, *extra, block_tensorboard=False):
             + f"sys.argv = {argv!r}\n"
             f"runpy.run_path({argv[0]!r}, run_name='__main__')\n")
     env = {**os.environ, "TB_DIR": str(path / "expt")}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    # from src/, as `python run.py` imports from its own folder (`python -c` puts the working folder first)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env,
+                          cwd=ROOT / "src")
 
 
 def test_training_writes_the_course_s_tensorboard_log(world):

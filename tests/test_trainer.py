@@ -257,7 +257,6 @@ def test_training_imports_no_tensorboard(world):
     path, _ = world
     code = f"""
 import sys
-sys.path.insert(0, {str(ROOT / 'src')!r})
 from submission import helper, dataset, model
 ds = dataset.CharCorruptionDataset(open({str(path / 'wiki.txt')!r}).read(), 32)
 net = model.GPT(model.GPTConfig(ds.vocab_size, 32, n_layer=1, n_head=1, n_embd=16))
@@ -266,7 +265,7 @@ tconf.max_epochs, tconf.num_workers, tconf.show_progress = 1, 0, False
 helper.train(net, {str(path / 'x.params')!r}, t)
 print(sorted(m for m in sys.modules if 'tensorboard' in m))
 """
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT / "src")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
 
