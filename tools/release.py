@@ -15,6 +15,7 @@ release with file:line.  Nothing is written unless the whole release succeeds.
 
 import argparse
 import fnmatch
+import json
 import re
 import shutil
 import subprocess
@@ -182,13 +183,11 @@ ENTRY_POINTS = ("setup.sh", "run_autograder")
 
 def grading_files(root=ROOT):
     """What the bundle's grading copy needs in src/: the grader's one list (grader.GRADING_FILES) and the module
-    autograder_run.py takes the submitted files with."""
-    sys.path.insert(0, str(root / "src"))
-    try:
-        import grader
-    finally:
-        sys.path.remove(str(root / "src"))
-    return list(grader.GRADING_FILES) + ["upload.py"]
+    autograder_run.py takes the submitted files with.  Asked of that checkout's own grader, in a process of its
+    own (importing it here would mix its modules with any other checkout's)."""
+    ask = "import json, grader; print(json.dumps(grader.GRADING_FILES))"
+    out = subprocess.run([sys.executable, "-c", ask], cwd=root / "src", capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.splitlines()[-1]) + ["upload.py"]
 
 
 def build_autograder(out_zip, root=ROOT):

@@ -34,11 +34,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-try:  # imported as part of a package
-    from . import world_lists as W  # type: ignore
-except ImportError:  # run as a script, or src/data on sys.path
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import world_lists as W  # type: ignore
+import world_lists as W  # beside this file: first on sys.path when it runs as a script
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]

@@ -49,12 +49,10 @@ def find_solution(explicit):
             raise ValueError(f"--solution-dir {path} does not hold a solution package (none of the student's "
                              f"modules: {', '.join(f'{m}.py' for m in settings.student_deps)})")
         return path
-    import importlib.util
+    from importlib.machinery import PathFinder
 
-    if str(SRC) not in sys.path:
-        sys.path.insert(0, str(SRC))
-    try:
-        spec = importlib.util.find_spec("solution")
+    try:  # the package beside grader.py first, then wherever Python would import it from
+        spec = PathFinder.find_spec("solution", [str(SRC)] + sys.path)
     except (ImportError, ValueError):
         return None
     if spec is None or not spec.submodule_search_locations:
