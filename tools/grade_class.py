@@ -123,10 +123,8 @@ def unpack(path, dest):
 
 
 def split_lines(text):
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line.rstrip("\r").strip() for line in lines]
+    """A prediction or answer file's lines as the grader counts them, without surrounding spaces."""
+    return [line.strip() for line in graderUtil.prediction_lines(text)]
 
 
 def read_lines(path):

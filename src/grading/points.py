@@ -68,9 +68,15 @@ def count_lines(path):
         return sum(1 for line in f if line.strip())
 
 
-def read_prediction_lines(path):
-    text = Path(path).read_text(encoding="utf-8", errors="replace")
+def prediction_lines(text):
+    """The lines of a prediction or answer file as the grader counts them, one per question: split at "\n"
+    only (str.splitlines would also split at a form feed or a Unicode line separator inside an answer), "\r"
+    line ends dropped, no line after a final "\n", and a blank line kept (an empty answer)."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return [line.rstrip("\r") for line in lines]
+
+
+def read_prediction_lines(path):
+    return prediction_lines(Path(path).read_text(encoding="utf-8", errors="replace"))
