@@ -7,11 +7,9 @@ conftest. Only a few grader tests run (--tests) so that grading five submissions
 import csv
 import json
 import random
-import shutil
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
 import pytest
 

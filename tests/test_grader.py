@@ -6,7 +6,6 @@ tiny self-made data world; the reference solution is a copy of src/submission im
 
 import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess

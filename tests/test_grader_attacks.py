@@ -12,7 +12,6 @@ import os
 import random
 import shutil
 import tempfile
-import time
 import types
 from pathlib import Path
 
