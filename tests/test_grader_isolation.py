@@ -356,6 +356,52 @@ def test_two_graders_at_once_as_root_each_kill_only_what_they_started(tmp_path, 
     assert "(6." in outs[0] or "(7." in outs[0] or "(8." in outs[0], outs[0]
 
 
+@root_only
+def test_a_students_process_cannot_hold_the_worker_user_ids_of_other_graders(monkeypatch):
+    """A review's attack: a process of the worker user bound the abstract socket of every worker uid (the claims
+    were such sockets then), and no grader started meanwhile could claim an id.  Claims are locks in a folder
+    only root may use now: an unprivileged process can neither make nor lock a file there, and the names it binds
+    block nothing."""
+    import socket
+
+    monkeypatch.delenv("GRADER_WORKER_USER", raising=False)
+    squatter_uid = free_uid(61600)
+    folder = users.claims_folder()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the squatter: no exec (root's Python may lie where the user cannot reach it)
+        try:
+            os.close(read_end)
+            os.setgid(squatter_uid)
+            os.setuid(squatter_uid)
+            held = []
+            for uid in users.WORKER_UIDS:
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.bind(f"\0cs224n-pretraining-grader-worker-uid-{uid}")
+                held.append(sock)
+            try:
+                open(folder / f"{users.WORKER_UIDS.start}.lock", "a").close()
+                os.write(write_end, b"opened")
+            except OSError:
+                os.write(write_end, b"refused")
+            time.sleep(60)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    try:
+        assert os.read(read_end, 100) == b"refused"
+        uid, _, _, claim = users.claim_worker_user()
+        try:
+            assert uid in users.WORKER_UIDS
+        finally:
+            claim.release()
+    finally:
+        os.close(read_end)
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        graderUtil.kill_user_processes(squatter_uid, squatter_uid)
+
+
 def test_the_bundle_closes_all_of_gradescopes_folder_but_the_upload(tmp_path):
     """autograder_run.close_to_others: the owner keeps its bits (run_autograder stays executable), nobody else
     keeps any, the upload keeps its modes, and the folder itself can be entered but not listed."""

@@ -4,7 +4,6 @@ claims and holds, that user's processes (found and killed by uid), and what the 
 import os
 import signal
 import stat
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -20,39 +19,42 @@ def privileged():
     return os.name == "posix" and os.geteuid() == 0
 
 
+def claims_folder():
+    """Where grading runs hold their worker user ids: a folder only root may change, in /run where the system has
+    one (only root may make an entry there), else in the temporary folder.  Not an abstract socket, which any
+    user may bind first: a student's process bound all 1,000 names and no other grader could start."""
+    run = Path("/run")
+    try:
+        st = os.stat(run)
+        base = run if st.st_uid == 0 and not st.st_mode & 0o022 else Path(tempfile.gettempdir())
+    except OSError:
+        base = Path(tempfile.gettempdir())
+    folder = base / "cs224n-grader-worker-uids"
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o077:
+        raise ValueError(f"{folder} is not a folder that only root may use; remove it")
+    return folder
+
+
 class UidClaim:
     """This grading run's hold on a worker user id, so that no other grader on the machine runs student code as
-    the same user at the same time (each kills every process of its user when it ends).  On Linux the hold is
-    an abstract socket named after the uid, which the kernel frees when this process ends, however it ends;
-    elsewhere an exclusive lock on a file in a folder only root may change."""
+    the same user at the same time (each kills every process of its user when it ends): an exclusive lock on a
+    file in claims_folder(), which the kernel releases when this process ends, however it ends."""
 
     def __init__(self, uid):
         self.uid = uid
         self._held = None
 
     def acquire(self):
-        import socket
-
-        if sys.platform.startswith("linux"):
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # not inherited by the workers (PEP 446)
-            try:
-                sock.bind(f"\0cs224n-pretraining-grader-worker-uid-{self.uid}")
-            except OSError:
-                sock.close()
-                return False
-            self._held = sock
-            return True
         import fcntl
 
-        folder = Path(tempfile.gettempdir()) / "grader-worker-uids"
-        try:
-            folder.mkdir(mode=0o700)
-        except FileExistsError:
-            pass
-        st = os.lstat(folder)
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o022:
-            raise ValueError(f"{folder} is not a folder that only root may change; remove it")
-        fd = os.open(folder / f"{self.uid}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        # not inherited by the workers (PEP 446), so a worker that outlives this process holds nothing
+        fd = os.open(claims_folder() / f"{self.uid}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+                     0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -63,12 +65,8 @@ class UidClaim:
 
     def release(self):
         held, self._held = self._held, None
-        if held is None:
-            return
-        if isinstance(held, int):
+        if held is not None:
             os.close(held)
-        else:
-            held.close()
 
 
 def _named_user(name):
