@@ -14,6 +14,8 @@ MODEL = dict(n_layer=4, n_head=8, n_embd=256, block_size=128)
 BOTTLENECK_DIM = 32  # the perceiver's m: the length of the basis C (helper.initialize_perceiver_model's default)
 PRETRAIN_LR, FINETUNE_LR = 6e-3, 6e-4  # run.py's --pretrain_lr / --finetune_lr (pretrain's and finetune's defaults)
 ANSWER_CHARS = 32  # characters the evaluation decodes after "question⁇" (the course's sample(..., 32))
+# The dataset's two special characters (dataset.py's PAD_CHAR and MASK_CHAR): ids 0 and 1 of the vocabulary.
+PAD_CHAR, MASK_CHAR = "\u25A1", "\u2047"
 
 # The data folder's files (src/data/ or DATA_DIR).  The test set's answers are held out: only the grader
 # knows where they are.

@@ -8,10 +8,10 @@ once: failing early can only cost the student, never earn a point.  Below, the b
 number the part (e) judges check.
 """
 
+import course
 from graderUtil import Fail, call
 
-PAD = "\u25A1"  # the handout's PAD_CHAR and MASK_CHAR
-MASK = "\u2047"
+PAD, MASK = course.PAD_CHAR, course.MASK_CHAR
 
 # False failures.  Every sampling test of grader.py seeds random, NumPy and torch alike first, so a given
 # implementation always gets the same verdict.  The thresholds also hold without the seed, for any

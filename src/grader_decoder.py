@@ -13,7 +13,7 @@ import math
 
 import course
 
-MASK = "\u2047"
+MASK = course.MASK_CHAR
 MODEL = course.MODEL  # the handout's model (run.py's defaults)
 
 

@@ -33,8 +33,7 @@ import course
 from grader_decoder import agreement_score, greedy_answers, logits
 from graderUtil import Fail, count_lines, read_prediction_lines
 
-PAD = "\u25A1"
-MASK = "\u2047"
+PAD, MASK = course.PAD_CHAR, course.MASK_CHAR
 MODEL = course.MODEL  # the handout's model (run.py's defaults)
 
 # Lines of a file that may disagree with its params before the file earns nothing.  A model trained and
