@@ -10,6 +10,8 @@ Basic tests check your code against the handout's specification. Hidden tests co
 instructor's reference solution (an importable package named `solution`) and grade your prediction files
 against held-out answers (birth_test.tsv in the data folder). Where those are absent, as on your machine, a
 hidden test is reported as "hidden - graded after submission": it counts neither as passed nor as failed.
+A basic test whose description says "counts with" a hidden test (the shapes and causality of a block) earns its
+point at grading time only if that hidden comparison of the same code passes too.
 
 Each test runs in a separate process with a time limit: code that fails to import, raises, loops forever or
 prints megabytes fails only the tests that touch it, and the grader always reaches the summary (exit status 0).
@@ -110,10 +112,19 @@ def _register_written(tid, description, check, rule):
     grader_judge(tid)(_judge_written(check))
 
 
+# What the student's process reports can be anything its code writes.  A basic test that checks properties
+# (shapes, causality) which zero tensors also have counts only with the hidden comparison that checks the same
+# code's values against the reference at the same weights (vouched_by; without a reference, on a student's
+# machine, it stands alone).  What finetune, pretrain and train call and with which numbers has nothing to
+# compare: those tests say that they judge what the student's process reports.
+AS_REPORTED = "(judged on what your code's process reports)"
+
+
 # -- part (c): the vanilla model, finetune and train -------------------------------------------------------
 
 
-@grader_test("1c-0-basic", "initialize_vanilla_model returns a vanilla GPT built from mconf", timeout=30)
+@grader_test("1c-0-basic", "initialize_vanilla_model returns a vanilla GPT built from mconf (counts with 1c-0-hidden)",
+             timeout=30, vouched_by=("1c-0-hidden",))
 def test_1c_0(ctx):
     import torch
 
@@ -148,8 +159,8 @@ def judge_1c_0(ctx, facts):
 FINETUNE_BLOCK = 128  # the block size run.py passes (course.MODEL)
 
 
-@grader_test("1c-1-basic", "finetune without pretrained parameters: the TrainerConfig and Trainer of the handout",
-             timeout=30)
+@grader_test("1c-1-basic", "finetune without pretrained parameters: the TrainerConfig and Trainer of the handout "
+             f"{AS_REPORTED}", timeout=30)
 def test_1c_1(ctx):
     finetune_case(ctx, FINETUNE_BLOCK, pretrained=False)
 
@@ -164,7 +175,7 @@ def judge_1c_1(ctx, facts):
                                      warmup_tokens=512 * 20, num_workers=WORKERS), FINETUNE_BLOCK, pretrained=False)
 
 
-@grader_test("1c-2-basic", "train runs the trainer, then saves the trained parameters", timeout=30)
+@grader_test("1c-2-basic", f"train runs the trainer, then saves the trained parameters {AS_REPORTED}", timeout=30)
 def test_1c_2(ctx):
     import torch
     from torch.utils.data import TensorDataset
@@ -516,7 +527,7 @@ def judge_1e_6(ctx, report):
 PRETRAIN_BLOCK = 96  # not the course's 128: final_tokens must use the block size, not a constant 128
 
 
-@grader_test("1f-0-basic", "pretrain: the TrainerConfig and Trainer of the handout", timeout=30)
+@grader_test("1f-0-basic", f"pretrain: the TrainerConfig and Trainer of the handout {AS_REPORTED}", timeout=30)
 def test_1f_0(ctx):
     block = PRETRAIN_BLOCK
     ds = corpus(ctx, block)
@@ -544,8 +555,8 @@ def judge_1f_0(ctx, facts):
         raise Fail("pretrain: the Trainer must train on pretrain_dataset itself")
 
 
-@grader_test("1f-1-basic", "finetune with pretrained parameters: loads them; the TrainerConfig (10 epochs)",
-             timeout=30)
+@grader_test("1f-1-basic", "finetune with pretrained parameters: loads them; the TrainerConfig (10 epochs) "
+             f"{AS_REPORTED}", timeout=30)
 def test_1f_1(ctx):
     finetune_case(ctx, FINETUNE_BLOCK, pretrained=True)
 
@@ -574,12 +585,15 @@ _register_predictions("1f-1-hidden", "vanilla.pretrain.test.predictions",
 # 64, no dropout, where a test names no other numbers.
 
 SHAPES = ((3, 20), (1, 64), (2, 8))  # (B, T) with T >= m = 8; T = m included
+# the comparisons of each block with the reference's, which vouch for the basic tests of the whole perceiver
+PERCEIVER_COMPARISONS = ("1g-0-hidden", "1g-1-hidden")
 
 
 G0_CASES = ((8, 32, 4), (16, 48, 3))
 
 
-@grader_test("1g-0-basic", "DownProjectBlock: (B, T, C) -> (B, m, C) for every T >= m", timeout=30)
+@grader_test("1g-0-basic", "DownProjectBlock: (B, T, C) -> (B, m, C) for every T >= m (counts with 1g-0-hidden)",
+             timeout=30, vouched_by=("1g-0-hidden",))
 def test_1g_0(ctx):
     import torch
 
@@ -610,8 +624,8 @@ def judge_1g_0(ctx, report):
 G1_CASES = ((8, 32, 4), (24, 64, 4))
 
 
-@grader_test("1g-1-basic", "the basis C: a learnable (1, m, n_embd) parameter, Xavier-uniform, used as the query",
-             timeout=30)
+@grader_test("1g-1-basic", "the basis C: a learnable (1, m, n_embd) parameter, Xavier-uniform, used as the query "
+             "(counts with 1g-0-hidden)", timeout=30, vouched_by=("1g-0-hidden",))
 def test_1g_1(ctx):
     import torch
 
@@ -668,7 +682,8 @@ def judge_1g_1(ctx, report):
 G2_POSITIONS = (0, 3, 7)
 
 
-@grader_test("1g-2-basic", "DownProjectBlock is causal: bottleneck row j depends only on inputs 0..j", timeout=30)
+@grader_test("1g-2-basic", "DownProjectBlock is causal: bottleneck row j depends only on inputs 0..j (counts with "
+             "1g-0-hidden)", timeout=30, vouched_by=("1g-0-hidden",))
 def test_1g_2(ctx):
     import torch
 
@@ -692,8 +707,8 @@ def judge_1g_2(ctx, report):
 G3_POSITIONS = (2, 7, 15)
 
 
-@grader_test("1g-3-basic", "UpProjectBlock: (B, m, C), (B, T, C) -> (B, T, C); the input x gives the queries",
-             timeout=30)
+@grader_test("1g-3-basic", "UpProjectBlock: (B, m, C), (B, T, C) -> (B, T, C); the input x gives the queries "
+             "(counts with 1g-1-hidden)", timeout=30, vouched_by=("1g-1-hidden",))
 def test_1g_3(ctx):
     import torch
 
@@ -719,7 +734,8 @@ def judge_1g_3(ctx, report):
 G4_POSITIONS = (0, 3, 7)
 
 
-@grader_test("1g-4-basic", "UpProjectBlock is causal: output row t uses bottleneck rows 0..t only", timeout=30)
+@grader_test("1g-4-basic", "UpProjectBlock is causal: output row t uses bottleneck rows 0..t only (counts with "
+             "1g-1-hidden)", timeout=30, vouched_by=("1g-1-hidden",))
 def test_1g_4(ctx):
     import torch
 
@@ -745,7 +761,7 @@ G5_BOTTLENECKS = (8, None)  # None: called without bottleneck_dim, whose default
 
 
 @grader_test("1g-5-basic", "initialize_perceiver_model builds a perceiver: down block, middle blocks at length m, "
-             "up block", timeout=30)
+             "up block (counts with 1g-0-hidden and 1g-1-hidden)", timeout=30, vouched_by=PERCEIVER_COMPARISONS)
 def test_1g_5(ctx):
     import torch
 
@@ -797,7 +813,8 @@ def judge_1g_5(ctx, report):
 G6_POSITIONS = (3, 8, 20, 63)
 
 
-@grader_test("1g-6-basic", "the perceiver GPT from initialize_perceiver_model is causal", timeout=30)
+@grader_test("1g-6-basic", "the perceiver GPT from initialize_perceiver_model is causal (counts with 1g-0-hidden "
+             "and 1g-1-hidden)", timeout=30, vouched_by=PERCEIVER_COMPARISONS)
 def test_1g_6(ctx):
     import torch
 
@@ -843,8 +860,8 @@ def judge_1g_6(ctx, report):
                        "logits")
 
 
-@grader_test("1g-7-basic", "finetune a perceiver with pretrained parameters: loads them; the TrainerConfig",
-             timeout=30)
+@grader_test("1g-7-basic", "finetune a perceiver with pretrained parameters: loads them; the TrainerConfig "
+             f"{AS_REPORTED}", timeout=30)
 def test_1g_7(ctx):
     finetune_case(ctx, FINETUNE_BLOCK, pretrained=True, perceiver=True)
 

@@ -359,6 +359,49 @@ def test_hidden_results_are_shown_only_as_the_instructor_says(tmp_path, data, so
     assert "1e-1-basic" in r.json["output"] and "FAIL" in r.json["output"]
 
 
+# A down block with the right shape and no look-ahead that computes something other than the handout's block:
+# the bug of a student who adds a constant, and all that code which writes its own reports needs to show.
+SHIFTED_DOWN_BLOCK = """
+class DownProjectBlock(DownProjectBlock):
+    def forward(self, x_input):
+        return super().forward(x_input) + 1.0
+"""
+
+
+@pytest.mark.parametrize("grading", ["student", "visible", "after_published"])
+def test_block_checks_count_only_with_the_comparison_that_vouches_for_them(tmp_path, data, solution, grading):
+    """The down block's basic checks (shape, causality) hold for any shaped, causal output, which code that
+    writes its own reports can claim.  Where the reference runs, they count only with 1g-0-hidden, which compares
+    the values; on the student's machine they stand alone.  Under after_published their result is kept with
+    the hidden ones' (it would tell 1g-0-hidden's); the up block's, whose comparison passed, counts."""
+    src = copy_src(tmp_path, append={"model.py": SHIFTED_DOWN_BLOCK})
+    vouched = ["1g-0-basic", "1g-2-basic"]
+    if grading != "visible":
+        table = json.loads((src / "points.json").read_text(encoding="utf-8"))
+        table["hidden_visibility"] = "visible" if grading == "student" else grading
+        (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
+    r = run_grader(src, *vouched, "1g-3-basic", "1g-7-basic", "1g-0-hidden", "1g-1-hidden", data=data,
+                   solution=None if grading == "student" else solution)
+    if grading == "student":
+        assert r.status("1g-0-hidden") == "pending" and all(r.status(t) == "passed" for t in vouched), r.stdout
+        return
+    assert r.status("1g-0-hidden") == "failed" and r.status("1g-1-hidden") == "passed", r.stdout
+    assert r.status("1g-3-basic") == "passed" and r.tests["1g-3-basic"]["score"] == 1
+    for tid in vouched:
+        assert r.status(tid) == "failed" and r.tests[tid]["score"] == 0
+        assert "counts only when 1g-0-hidden passes too" in r.tests[tid]["output"]
+    if grading == "visible":
+        assert "Total basic: 2/4 points" in r.json["output"] and r.json["score"] == 3
+        return
+    assert r.tests["1g-0-basic"]["visibility"] == r.tests["1g-3-basic"]["visibility"] == "after_published"
+    for text in (r.json["output"], r.stdout):
+        lines = [line for line in text.splitlines() if "1g-0-basic" in line]
+        assert lines and not any(re.search(r"PASS|FAIL", line) for line in lines), lines
+        assert "counts only when" not in text
+    assert "Total basic: 1/1 points" in r.json["output"]  # 1g-7-basic, which nothing vouches for
+    assert "and 3 basic tests worth 3 points that they vouch for" in r.json["output"]
+
+
 def test_solution_found_as_an_importable_package(tmp_path, reference_src, solution, data):
     """Without --solution-dir the grader looks for an importable `solution` package (the grading bundle's)."""
     shutil.copytree(solution, reference_src / "solution")
@@ -656,27 +699,30 @@ G_BASIC = ["1g-0-basic", "1g-1-basic", "1g-2-basic", "1g-3-basic", "1g-4-basic",
            "1g-7-basic"]
 G_TESTS = G_BASIC + ["1g-0-hidden", "1g-1-hidden"]
 
+# With the reference present, a block that does not compute the handout's block also loses the basic tests that
+# its comparison vouches for (grader.py's vouched_by): its shapes and causality are the student process's word.
 BUGS = {
     **{f"dataset: {name}": ({"dataset.py": corruption(**kw)}, ["1e"], fails)
        for name, (kw, fails) in DATASET_BUGS.items()},
     "DownProject ignores C": (
         {"model.py": blocks(down="h = self.cross(self.norm_in(x_input), torch.zeros_like(queries))")},
-        G_TESTS, ["1g-1-basic", "1g-0-hidden"]),
+        G_TESTS, ["1g-0-basic", "1g-1-basic", "1g-2-basic", "1g-5-basic", "1g-6-basic", "1g-0-hidden"]),
     "DownProject not causal": (
         {"model.py": blocks(down_attention="_NonCausalCrossAttention")}, G_TESTS,
-        ["1g-2-basic", "1g-6-basic", "1g-0-hidden"]),
+        ["1g-0-basic", "1g-1-basic", "1g-2-basic", "1g-5-basic", "1g-6-basic", "1g-0-hidden"]),
     "UpProject queries with y instead of x": (
         {"model.py": blocks(up="h = x_input + self.cross(self.norm_in(y), y)")}, G_TESTS,
         ["1g-3-basic", "1g-4-basic", "1g-5-basic", "1g-6-basic", "1g-1-hidden"]),
     "UpProject without layer norm": (
-        {"model.py": blocks(up="h = x_input + self.cross(y, x_input)")}, G_TESTS, ["1g-1-hidden"]),
+        {"model.py": blocks(up="h = x_input + self.cross(y, x_input)")}, G_TESTS,
+        ["1g-3-basic", "1g-4-basic", "1g-5-basic", "1g-6-basic", "1g-1-hidden"]),
     "DownProject without layer norm": (
-        {"model.py": blocks(down="h = queries + self.cross(x_input, queries)")}, G_TESTS, ["1g-0-hidden"]),
+        {"model.py": blocks(down="h = queries + self.cross(x_input, queries)")}, G_TESTS,
+        ["1g-0-basic", "1g-1-basic", "1g-2-basic", "1g-5-basic", "1g-6-basic", "1g-0-hidden"]),
     "blocks without the bottleneck (self-attention on the input)": (
         {"model.py": blocks(down="h = x_input + self.cross(self.norm_in(x_input), x_input) + 0 * queries.sum()",
                             up="h = y + 0 * x_input")}, G_TESTS,
-        ["1g-0-basic", "1g-1-basic", "1g-2-basic", "1g-3-basic", "1g-4-basic", "1g-5-basic", "1g-0-hidden",
-         "1g-1-hidden"]),
+        G_TESTS[:-3] + ["1g-0-hidden", "1g-1-hidden"]),
     "basis C from randn": (
         {"model.py": blocks().replace("nn.init.xavier_uniform_(self.basis)", "nn.init.normal_(self.basis)")},
         ["1g-1-basic"], ["1g-1-basic"]),

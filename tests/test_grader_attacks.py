@@ -537,3 +537,48 @@ def test_reports_that_unpack_to_too_much_are_refused_before_loading(tmp_path):
         ctx.load_report("9a-0-hidden")
     (tmp_path / "9a-0-hidden.report").write_bytes(honest.getvalue())
     assert ctx.load_report("9a-0-hidden")["shapes"] == [[1, 2]]
+
+
+def test_a_report_of_shared_references_is_refused_before_a_judge_walks_it(tmp_path):
+    """A list holding the same list twice, forty levels deep: 1.6 KB saved, 2**40 values for any code that walks
+    it (a judge formatting it in a message took 1.1 GB).  load_report refuses it; an honest report loads."""
+    import torch
+
+    nested = [1.0]
+    for _ in range(40):
+        nested = [nested, nested]
+    torch.save({"is_gpt": False, "type": nested}, tmp_path / "1c-0-basic.report")
+    assert (tmp_path / "1c-0-basic.report").stat().st_size < 4096
+    ctx = graderUtil.Context({"report_dir": str(tmp_path), "submission_dir": ".", "data_dir": ".",
+                              "predictions_dir": ".", "judge": True}, None)
+    with pytest.raises(graderUtil.Fail, match="holds more than 1,000,000 values"):
+        ctx.load_report("1c-0-basic")
+    wide = {"examples": [[list(range(128)), list(range(128))] for _ in range(1000)]}  # 259,003 values
+    assert protocol.loaded_report_problem(wide) is None
+    assert protocol.loaded_report_problem([wide] * 4) is not None  # shared, each use counts
+
+
+def test_a_judge_runs_under_the_memory_limit_of_a_students_worker(monkeypatch):
+    """Judges run as the grader (root on Gradescope) on what a student's process sent; the Runner gives each the
+    address space of a student's worker, and the judge sets it before it loads anything."""
+    import subprocess
+    import sys
+
+    from grading import runner
+
+    started = []
+    monkeypatch.setattr(runner.Runner, "_start", lambda self, cfg: started.append(cfg) or object())
+    monkeypatch.setattr(runner.Runner, "_drive", lambda self, worker, remaining, provisional, judged: [])
+    monkeypatch.setattr(runner.Runner, "_end", lambda self, worker: None)
+    r = runner.Runner({}, {"threads": 2}, 1.0, lambda result: None, {"threads": 2})
+    try:
+        r._judge({"1c-0-basic": {"seconds": 1.0, "output": ""}})
+    finally:
+        r.close()
+    assert started[0]["judge"] is True
+    assert started[0]["limits"]["memory"] == r.memory() == runner.WORKER_ADDRESS_SPACE + 2 * runner.THREAD_ADDRESS_SPACE
+    code = ("import resource; from grading.worker import limit_judge; limit_judge({'limits': {'memory': 3 << 30}}); "
+            "print(resource.getrlimit(resource.RLIMIT_AS))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(graderUtil.__file__).parent).stdout
+    assert out.split() == [f"({3 << 30},", f"{3 << 30})"]

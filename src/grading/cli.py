@@ -14,7 +14,8 @@ from pathlib import Path
 from grading import users  # users.privileged(), looked up when called: one patch of it reaches every caller
 from grading.points import find_solution, load_points, select_thresholds
 from grading.registry import POINTS_FILE, REGISTRY, SRC, settings
-from grading.report import PENDING_MESSAGE, VISIBILITIES, concealed, format_summary, points_of, results_json
+from grading.report import (PENDING_MESSAGE, VISIBILITIES, concealed, format_summary, points_of, results_json,
+                            vouch)
 from grading.runner import Runner, kill_live_workers
 from grading.sandbox import Sandbox
 from grading.worker import worker_main
@@ -100,7 +101,8 @@ def _main(argv, opened):
     if args.list and args.json:  # for tools (grade_class): the selected tests as data, never parsed from text
         listed = [{"id": tid, "part": specs[tid].part, "kind": specs[tid].kind, "points": points_of(specs[tid]),
                    "timeout": specs[tid].timeout, "extra_credit": specs[tid].extra_credit, "info": specs[tid].info,
-                   "description": specs[tid].description} for tid in order]
+                   "description": specs[tid].description, "vouched_by": list(specs[tid].vouched_by)}
+                  for tid in order]
         text = json.dumps(listed, indent=1)
         if args.json == "-":
             print(text)
@@ -238,11 +240,12 @@ def _main(argv, opened):
                             "score": 0}
 
     chosen = [specs[t] for t in order]
+    vouch(chosen, results)
     summary = format_summary(chosen, results, [], visibility)
     if args.verbose:
         for spec in chosen:
             r = results[spec.id]
-            if r["status"] == "failed" and r.get("output") and not concealed(spec, visibility):
+            if r["status"] == "failed" and r.get("output") and not concealed(spec, visibility, r):
                 summary += f"\n\nOutput of your code in {spec.id}:\n{r['output']}"
     elapsed = time.monotonic() - started
     summary += f"\n({elapsed:.1f} s)"

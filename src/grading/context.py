@@ -8,7 +8,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from grading.protocol import OUTPUT_CHARS, REPORT_BYTES, report_problem
+from grading.protocol import OUTPUT_CHARS, REPORT_BYTES, loaded_report_problem, report_problem
 from grading.registry import Fail, StudentImportError, settings
 
 
@@ -210,9 +210,13 @@ class Context:
         if problem:  # checked before torch.load (the parent checked it too: here for a judge of its own)
             raise Fail(problem)
         try:
-            return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+            report = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
         except Exception as e:  # noqa: BLE001 - whatever the student's worker wrote
             raise Fail(f"what the test reported could not be read ({type(e).__name__})") from None
+        problem = loaded_report_problem(report)
+        if problem:
+            raise Fail(problem)
+        return report
 
     # -- data ----------------------------------------------------------------------------------------------
     def data_path(self, name):

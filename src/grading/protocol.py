@@ -15,6 +15,11 @@ REPORT_BYTES = 16 << 20  # largest report a student's worker may hand to a judge
 # DEFLATE can inflate to gigabytes inside the judge's torch.load), is refused before anything loads it.
 REPORT_UNPACKED_BYTES = 64 << 20
 REPORT_MEMBERS = 4096  # a report of a few dozen tensors has a few dozen members
+# What a loaded report may hold, counted as a walk through it visits its values: a list that holds the same list
+# twice, forty levels deep, pickles to 1.6 KB and loads as shared references, but any code that walks it (a
+# judge's message that formats it, a comparison) visits 2**40 values.  Grading the reference, the largest report
+# (part e's examples) visited 6,145; a walk past REPORT_VALUES stops and the report is refused.
+REPORT_VALUES = 1_000_000
 # The protocol between a worker and the parent: no honest line is longer (a result's message and output are
 # cut to MESSAGE_CHARS and 2 * OUTPUT_CHARS characters, JSON-escaped twice), and no honest worker sends more
 # messages than ready and done, plus start, result and an import/imported pair per student module for a test.
@@ -64,6 +69,25 @@ def check_message(msg, specs):
         return "an 'import' message for no module"
     if ev == "result" and msg["status"] not in ("passed", "failed"):
         return "a result whose status is neither passed nor failed"
+    return None
+
+
+def loaded_report_problem(obj):
+    """Why a report that torch.load gave cannot go to a judge, or None: a walk through it, each shared value
+    visited as often as it is referred to (as any code that walks it would), visits at most REPORT_VALUES
+    values.  A tensor, a number or a string counts as one."""
+    stack, visited = [obj], 0
+    while stack:
+        value = stack.pop()
+        visited += 1
+        if visited > REPORT_VALUES:
+            return (f"what the test reported holds more than {REPORT_VALUES:,} values (counting each place a "
+                    "shared value is used): it is not judged")
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            stack.extend(value)
     return None
 
 

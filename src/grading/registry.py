@@ -36,7 +36,7 @@ def configure(description=None, student_deps=None, held_out=None, dataset_file=N
 
 class Spec:
     def __init__(self, tid, description, fn, timeout, needs=(), info=False, points=None, extra_credit=False,
-                 group=None, uses_torch=True):
+                 group=None, uses_torch=True, vouched_by=()):
         self.id = tid
         self.description = description
         self.fn = fn
@@ -50,6 +50,9 @@ class Spec:
         self.group = group or self.part  # tests of one group share a worker process
         self.kind = tid.rsplit("-", 1)[-1]
         self.judge = None  # judge(ctx, report): decides the test in a worker without student code
+        # The judged comparisons that vouch for this test's data (report.vouch): where they ran, this test
+        # counts only if they passed
+        self.vouched_by = tuple(vouched_by)
 
     @property
     def hidden(self):
@@ -60,13 +63,14 @@ REGISTRY = {}
 
 
 def grader_test(tid, description, timeout=30, needs=(), info=False, extra_credit=False, group=None,
-                uses_torch=True):
+                uses_torch=True, vouched_by=()):
     """Register fn(ctx) as test `tid`.  needs: "solution" and/or "answers" (pending where absent); info: a
     0-point test that reports a number; extra_credit: its points count apart; group: tests of one group share a
-    worker process (default: the question part, e.g. 1e)."""
+    worker process (default: the question part, e.g. 1e); vouched_by: the hidden tests whose judged comparison
+    vouches for what this test's student side reports (where they run, it counts only if they pass)."""
     def register(fn):
         REGISTRY[tid] = Spec(tid, description, fn, timeout, needs, info, extra_credit=extra_credit, group=group,
-                             uses_torch=uses_torch)
+                             uses_torch=uses_torch, vouched_by=vouched_by)
         return fn
 
     return register

@@ -17,8 +17,31 @@ def points_of(spec):
     return 0 if spec.info else spec.points
 
 
-def concealed(spec, visibility):
-    return spec.hidden and visibility != "visible"
+def concealed(spec, visibility, result=None):
+    """Whether a test's result is kept from the student: a hidden test's, and a test that a hidden one vouched
+    for (its result would tell theirs), unless hidden results are shown now."""
+    return visibility != "visible" and (spec.hidden or bool((result or {}).get("vouched_by")))
+
+
+def vouch(specs, results):
+    """A basic test's data comes from the student's process, which can report anything: code that writes its
+    own reports passes a check of shapes and causality with zero tensors.  A hidden comparison's data must match
+    the reference's computation at the same weights, which only the work gives.  So a test that names such
+    comparisons (vouched_by) counts only if each that ran passed; where none ran (no reference: the student's
+    own run) it stands alone.  Its result records the comparisons that ran ("vouched_by")."""
+    for spec in specs:
+        r = results.get(spec.id)
+        ran = [v for v in spec.vouched_by if results.get(v, {}).get("status") in ("passed", "failed")]
+        if r is None or not ran or r["status"] not in ("passed", "failed"):
+            continue
+        r["vouched_by"] = ran
+        failed = [v for v in ran if results[v]["status"] == "failed"]
+        if failed and r["status"] == "passed":
+            r.update(status="failed", score=0,
+                     message=f"passed on its own, but it counts only when {' and '.join(failed)} passes too, and "
+                             f"{'it' if len(failed) == 1 else 'they'} failed: shapes and causality are judged on "
+                             "what your code's process reports, which only the comparison of its values with the "
+                             "reference confirms")
 
 
 def is_practice(spec):
@@ -46,7 +69,7 @@ def format_summary(specs, results, header, visibility="visible"):
         r = results[spec.id]
         pts = points_of(spec)
         status = r["status"]
-        if concealed(spec, visibility):
+        if concealed(spec, visibility, r):
             lines.append(f"{spec.id:<{width}}  {f'-/{pts}':>7}  {'-':>6}  {'HIDDEN':<7}  {spec.description}")
             lines.append(f"{'':<{width}}  {'':>7}  {'':>6}  {'':<7}  -> its result is shown "
                          f"{VISIBILITIES[visibility]}")
@@ -65,8 +88,11 @@ def format_summary(specs, results, header, visibility="visible"):
                 lines.append(f"{'':<{width}}  {'':>7}  {'':>6}  {'':<7}  {'-> ' if i == 0 else '   '}{text}")
     lines.append("")
 
+    hide = visibility != "visible"
+
     def total(kind):
-        chosen = [s for s in specs if s.kind == kind and not s.extra_credit]
+        chosen = [s for s in specs if s.kind == kind and not s.extra_credit
+                  and not (kind == "basic" and concealed(s, visibility, results[s.id]))]
         earned = sum(results[s.id]["score"] for s in chosen if results[s.id]["status"] != "pending")
         maximum = sum(points_of(s) for s in chosen)
         pending = sum(points_of(s) for s in chosen if results[s.id]["status"] == "pending")
@@ -74,13 +100,16 @@ def format_summary(specs, results, header, visibility="visible"):
         passed = sum(1 for s in graded if results[s.id]["status"] == "passed")
         return chosen, earned, maximum, pending, passed, len(graded)
 
-    hide = visibility != "visible"
     for kind in ("basic", "hidden"):
         chosen, earned, maximum, pending, passed, graded = total(kind)
         if not chosen:
             continue
         if kind == "hidden" and hide:
-            lines.append(f"Hidden tests: {len(chosen)} tests worth {maximum} points, their results shown "
+            vouched = [s for s in specs if not s.extra_credit and not s.hidden
+                       and concealed(s, visibility, results[s.id])]
+            also = (f", and {len(vouched)} basic tests worth {sum(points_of(s) for s in vouched)} points that they "
+                    "vouch for" if vouched else "")
+            lines.append(f"Hidden tests: {len(chosen)} tests worth {maximum} points{also}, their results shown "
                          f"{VISIBILITIES[visibility]}")
             continue
         line = f"Total {kind}: {earned:g}/{maximum} points ({passed} of {graded} graded tests passed"
@@ -111,7 +140,7 @@ def results_json(specs, results, output, seconds, visibility="visible"):
             out += f"\n\nOutput of your code:\n{r['output']}"
         entry = {"name": f"{spec.id}: {spec.description}", "number": spec.id, "score": r["score"],
                  "max_score": points_of(spec), "output": out,
-                 "visibility": visibility if spec.hidden else "visible",
+                 "visibility": visibility if concealed(spec, visibility, r) else "visible",
                  "extra_data": {"status": r["status"]}}
         if r["status"] in ("passed", "failed"):
             entry["status"] = r["status"]

@@ -53,12 +53,16 @@ class Runner:
         with LIVE_LOCK:
             LIVE.discard(worker)
 
+    def memory(self):
+        """The address space of a worker, the student's or a judge (see WORKER_ADDRESS_SPACE)."""
+        return WORKER_ADDRESS_SPACE + max(1, int(self.base_cfg.get("threads", 1))) * THREAD_ADDRESS_SPACE
+
     def limits(self, ids):
         """The resource limits of a student's worker that runs the tests `ids` (see WORKER_ADDRESS_SPACE)."""
         threads = max(1, int(self.base_cfg.get("threads", 1)))
         cpu = STARTUP_CPU + threads * sum(self.limit(t) for t in ids)
-        return {"memory": WORKER_ADDRESS_SPACE + threads * THREAD_ADDRESS_SPACE, "processes": WORKER_PROCESSES,
-                "file": WORKER_FILE_BYTES, "cpu": int(cpu) + 1}
+        return {"memory": self.memory(), "processes": WORKER_PROCESSES, "file": WORKER_FILE_BYTES,
+                "cpu": int(cpu) + 1}
 
     def run_group(self, ids):
         provisional = {}  # tests with a judge that passed in the student's worker
@@ -95,7 +99,10 @@ class Runner:
         judged = {}
         remaining = list(provisional)
         while remaining and not self.stopped:
-            cfg = dict(self.judge_cfg, tests=remaining, judge=True, report_dir=str(self.judge_dir))
+            # a judge runs as the grader (root on Gradescope) on what a student's process sent: the same bound on
+            # its memory as that process has, so that no report can take the machine's memory through it
+            cfg = dict(self.judge_cfg, tests=remaining, judge=True, report_dir=str(self.judge_dir),
+                       limits={"memory": self.memory()})
             worker = self._start(cfg)
             try:
                 remaining = self._drive(worker, remaining, None, judged)

@@ -179,6 +179,16 @@ def drop_privileges(cfg, keep_fd):
     tempfile.tempdir = tmp
 
 
+def limit_judge(cfg):
+    """A judge keeps the grader's user (root on Gradescope), never more memory than cfg["limits"] gives: it
+    loads what a student's process reported, whatever that turns out to need."""
+    import resource
+
+    memory = (cfg.get("limits") or {}).get("memory")
+    if memory:
+        set_limit(resource.RLIMIT_AS, int(memory))
+
+
 def worker_main():
     """Child process: read the configuration from stdin, run the tests (or, with cfg["judge"], their judges),
     report each step on a private descriptor, every message signed with the key the parent sent."""
@@ -215,9 +225,11 @@ def worker_main():
         except ImportError:
             pass  # the tests that need torch fail with the reason
     specs = dict(REGISTRY)
+    judging = bool(cfg.get("judge"))
     if cfg.get("uid") is not None:
         drop_privileges(cfg, proto_fd)
-    judging = bool(cfg.get("judge"))
+    elif judging:
+        limit_judge(cfg)
     ctx = Context(cfg, send)
     send({"ev": "ready"})
     for tid in cfg["tests"]:
