@@ -646,3 +646,16 @@ def test_starter_grader_runs_to_the_summary(starter):
     assert f"Total basic: 0/{total} points" in r.stdout and total > 20
     assert "hidden - graded after submission" in r.stdout
     assert "Extra credit: 0/" in r.stdout
+
+
+def test_src_is_put_on_sys_path_in_one_place():
+    """tools/srcpath.py is the one module that edits sys.path (issue 32): the tools import it; src/'s scripts and
+    the tests need none (Python puts a script's folder first; pytest.ini's pythonpath).  The one other place is
+    the student's dataset.py, whose `python dataset.py charcorruption` (the handout's command, run in
+    src/submission/) prints examples with src/examples.py."""
+    tracked = subprocess.run(["git", "ls-files", "*.py"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.split()
+    editing = sorted(name for name in tracked
+                     if re.search(r"sys\.path(\.insert|\.append|\[:0\]| *\+?= )",
+                                  (ROOT / name).read_text(encoding="utf-8")))
+    assert editing == ["src/submission/dataset.py", "tools/srcpath.py"]

@@ -24,6 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import srcpath  # beside this file in the bundle: puts the grading copy's src/ on sys.path
+
 
 def write_failure(results, message):
     results.mkdir(parents=True, exist_ok=True)
@@ -69,7 +71,7 @@ def main():
     shutil.copytree(source / "starter", work, dirs_exist_ok=True)
     os.chmod(work, 0o700)  # root's alone (copytree gave it the starter's mode): the grader's workers get copies
     package = work / "src" / "submission"
-    sys.path.insert(0, str(work / "src"))
+    srcpath.use(work / "src")
     import upload  # the starter's: the one rule for which file of an upload is graded (grade_class uses it too)
 
     names = upload.deliverable_names(p.name for p in package.glob("*.py"))

@@ -53,8 +53,10 @@ from pathlib import Path
 # the course's loaders use 4 workers whatever the core count; that is what is being measured
 warnings.filterwarnings("ignore", message="This DataLoader will create")
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+import srcpath
+from srcpath import ROOT
+
+srcpath.use()
 
 import torch  # noqa: E402
 from torch.utils.data import DataLoader, Dataset, TensorDataset  # noqa: E402

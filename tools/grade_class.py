@@ -51,10 +51,10 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-ROOT = Path(__file__).resolve().parents[1]
-SRC = ROOT / "src"
+import srcpath
+from srcpath import SRC
 
-sys.path.insert(0, str(SRC))
+srcpath.use(SRC)
 from course import PARAMS_FILES, PREDICTION_FILES  # noqa: E402  (the one list of deliverables)
 import graderUtil  # noqa: E402  (the grader's harness: who may read what, as root)
 import upload  # noqa: E402  (which files of an upload are graded: the same rule as on Gradescope)

@@ -4,7 +4,7 @@
 #   sudo tools/rehearse_gradescope.sh [bookworm|trixie] [WORK_DIR]
 #
 # bookworm's python3 is 3.11; trixie's is 3.13 and refuses pip installs into itself (PEP 668).  Steps:
-#   1. the bundle (tools/release.py autograder) and the submissions (tools/gradescope/rehearsal.py);
+#   1. the bundle (tools/release.py autograder) and the submissions (tools/rehearsal.py);
 #   2. a minimal Debian root filesystem with python3 (mmdebstrap, from the Debian package registry);
 #   3. the bundle unpacked as /autograder/source, and its setup.sh run inside the root filesystem (chroot,
 #      in mount and PID namespaces of its own, with an empty environment): that is the image's build;
@@ -48,7 +48,7 @@ with zipfile.ZipFile(sys.argv[1]) as zf:
         if info.external_attr >> 16:
             path.chmod(info.external_attr >> 16 & 0o777)
 PY
-python3 "$REPO/tools/gradescope/rehearsal.py" submissions "$WORK/submissions" --starter "$WORK/bundle/starter"
+python3 "$REPO/tools/rehearsal.py" submissions "$WORK/submissions" --starter "$WORK/bundle/starter"
 
 # 2. The root filesystem: Debian's minimal base and python3, as on a bare image.  Its apt can reach the mirror
 # (setup.sh installs python3-venv with it).
@@ -84,7 +84,7 @@ cp "$ROOTFS/autograder/source/run_autograder" "$ROOTFS/autograder/run_autograder
 # 4. The submissions.  After run_autograder, the same namespace lists what still runs as the worker user.  The
 # misbehaving submission's children leave marks in a folder that everyone may write to, and that the grader
 # does not empty (it removes what its worker user made in /tmp and the like).
-MARKS="$(python3 "$REPO/tools/gradescope/rehearsal.py" marks)"
+MARKS="$(python3 "$REPO/tools/rehearsal.py" marks)"
 mkdir -p "$ROOTFS$MARKS" && chmod 1733 "$ROOTFS$MARKS"
 status=0
 for name in reference untrusted empty misbehaving; do
@@ -113,7 +113,7 @@ for name in reference untrusted empty misbehaving; do
   fi
   if [[ -f "$ROOTFS/autograder/results/results.json" ]]; then
     cp "$ROOTFS/autograder/results/results.json" "$WORK/$name.results.json"
-    python3 "$REPO/tools/gradescope/rehearsal.py" check "$name" "$WORK/$name.results.json" || status=1
+    python3 "$REPO/tools/rehearsal.py" check "$name" "$WORK/$name.results.json" || status=1
   else
     echo "$name: no results.json (see $WORK/$name.log)"
     status=1

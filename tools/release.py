@@ -212,6 +212,7 @@ def build_autograder(out_zip, root=ROOT):
         shutil.copy2(answers, bundle / "answers" / "birth_test.tsv")
         shutil.copy2(root / "requirements.txt", bundle / "requirements.txt")
         shutil.copy2(root / "tools" / "autograder_run.py", bundle / "autograder_run.py")
+        shutil.copy2(root / "tools" / "srcpath.py", bundle / "srcpath.py")  # autograder_run.py imports it
         for name in ENTRY_POINTS:
             shutil.copy2(root / "tools" / "gradescope" / name, bundle / name)
         tmp_zip = Path(tmp) / "autograder.zip"

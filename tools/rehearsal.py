@@ -1,7 +1,7 @@
 """The submissions that tools/rehearse_gradescope.sh uploads, and the scores it expects of them.
 
-  python tools/gradescope/rehearsal.py submissions OUT_DIR   # OUT_DIR/<name>/: the files a student uploads
-  python tools/gradescope/rehearsal.py check NAME results.json
+  python tools/rehearsal.py submissions OUT_DIR   # OUT_DIR/<name>/: the files a student uploads
+  python tools/rehearsal.py check NAME results.json
 
 The submissions, laid out as Gradescope unpacks them (the flat zip of ./run.sh collect_submission):
   reference    the reference's 18 deliverables: its 7 code files, the 6 prediction files and the 5 params
@@ -24,8 +24,9 @@ import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-SRC = ROOT / "src"
+import srcpath
+from srcpath import SRC, TESTS
+
 NAMES = ("reference", "untrusted", "empty", "misbehaving")
 # the grader's prediction tests are registered with the prediction file's name in their description
 PREDICTION_MARK = ".predictions"
@@ -55,7 +56,7 @@ def answers(path):
 
 def write_params(out):
     """The five params files: course-sized models built by the reference's own code, untrained."""
-    sys.path.insert(0, str(SRC))
+    srcpath.use(SRC)
     import torch
 
     import course
@@ -76,7 +77,7 @@ def write_params(out):
 def write_submissions(out_dir, starter):
     """OUT_DIR/<name>/ for each of NAMES; `starter` is the released starter's root.  When it is an unpacked
     bundle's starter/ (beside answers/), the bundle's data is made to fit the reference's models first."""
-    sys.path[:0] = [str(SRC), str(ROOT / "tests")]
+    srcpath.use(SRC, TESTS)
     import course
 
     out_dir = Path(out_dir)
