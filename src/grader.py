@@ -57,7 +57,7 @@ GRADING_FILES = ["grader.py", "graderUtil.py", "grading/__init__.py", "grading/c
                  "grading/report.py", "grading/runner.py", "grading/sandbox.py", "grading/users.py",
                  "grading/worker.py", "grader_training.py", "grader_dataset.py", "grader_perceiver.py",
                  "grader_same_weights.py", "grader_predictions.py", "grader_decoder.py", "grader_written.py",
-                 "attention_simulation.py", "course.py", "points.json"]
+                 "grader_replay.py", "attention_simulation.py", "course.py", "points.json"]
 
 graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[ANSWERS_FILE],
                      dataset_file="birth_dev.tsv", grading_files=GRADING_FILES)
@@ -85,20 +85,22 @@ WRITTEN = dict(timeout=20, extra_credit=True, group="written")
 def _written(ctx, check):
     """Beside the student's code: the check runs on a Recorder of attention_exploration.py, and what the
     student's functions returned is reported; a check that fails here fails the test at once."""
-    import grader_written  # next to this file; imports torch, so only inside a worker
+    import grader_replay  # next to this file; imports torch, so only inside a worker
+    import grader_written
 
-    recorder = grader_written.Recorder(ctx.student("attention_exploration"))
+    recorder = grader_replay.Recorder(ctx.student("attention_exploration"))
     getattr(grader_written, check)(recorder)
     ctx.report(recorder.calls)
 
 
 def _judge_written(check):
-    """The judge: the same check on a Replay of what was reported (grader_written.py, "Record and replay")."""
+    """The judge: the same check on a Replay of what was reported (grader_replay.py)."""
 
     def judge(ctx, calls):
+        import grader_replay
         import grader_written
 
-        getattr(grader_written, check)(grader_written.Replay(calls))
+        getattr(grader_written, check)(grader_replay.Replay(calls))
 
     return judge
 
