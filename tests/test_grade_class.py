@@ -1,4 +1,5 @@
-"""tools/grade_class.py: a folder of synthetic submissions graded into one CSV, with copying flagged.
+"""tools/grade_class.py and tools/class_report.py (its outputs): a folder of synthetic submissions graded into one
+CSV, with copying flagged.
 
 The submissions are made here: the reference code with small fake prediction files on the tiny world of
 conftest. Only a few grader tests run (--tests) so that grading five submissions stays quick.
@@ -15,6 +16,7 @@ import pytest
 
 from conftest import ROOT, SRC, make_world
 
+import class_report
 import grade_class
 
 # graded as root with user ids picked when the test starts: in one xdist worker, one at a time
@@ -198,7 +200,7 @@ def test_nearly_identical_means_at_least_98_percent_of_lines():
              "b": {"vanilla.pretrain.dev.predictions": changed(2)},   # 98 % the same: flagged with a
              "c": {"vanilla.pretrain.dev.predictions": changed(3)},   # 97 %: not with a, but 99 % with b
              "d": {"vanilla.pretrain.dev.predictions": base[:99]}}    # other length: never compared
-    pairs = grade_class.similar_pairs(preds, {})
+    pairs = class_report.similar_pairs(preds, {})
     assert {(p[0], p[1]) for p in pairs} == {("a", "b"), ("b", "c")}
     assert [p[5] for p in pairs] == [0.98, 0.99]
 
@@ -232,5 +234,5 @@ def test_histogram_of_totals_and_accuracies(tmp_path):
     pytest.importorskip("matplotlib")  # in requirements.txt; skipped where someone installed without it
     png = tmp_path / "grades.png"
     accs = {f: [0.1, 0.25, 0.3] for f in grade_class.PREDICTION_FILES}
-    assert grade_class.plot(png, [10, 12, 30, 31], accs) is True
+    assert class_report.plot(png, [10, 12, 30, 31], accs) is True
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000

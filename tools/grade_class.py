@@ -32,7 +32,6 @@ data are copied into a folder only root can read; a warning names the originals 
 """
 
 import argparse
-import csv
 import hashlib
 import json
 import os
@@ -56,15 +55,15 @@ from srcpath import SRC
 
 srcpath.use(SRC)
 from course import PARAMS_FILES, PREDICTION_FILES  # noqa: E402  (the one list of deliverables)
+from fileio import write_text_atomic  # noqa: E402  (the drivers' one atomic writer: the cache's records)
 import graderUtil  # noqa: E402  (the grader's harness: who may read what, as root)
 import upload  # noqa: E402  (which files of an upload are graded: the same rule as on Gradescope)
-# the answers each prediction file is scored against: dev answers ship with the data, test answers are held
-# out (present only where submissions are graded)
-from grader import GOLD_FILES, GRADING_FILES  # noqa: E402
+from grader import GOLD_FILES, GRADING_FILES  # noqa: E402  (the answer files; what a grading copy holds)
+# what the outputs are made of (tools/class_report.py): this script grades, that module reports
+from class_report import load_answers, submission_predictions, write_report  # noqa: E402
 
 PIN = ("import os, sys; os.sched_setaffinity(0, {int(c) for c in sys.argv[1].split(',')}); "
        "os.execv(sys.argv[2], sys.argv[2:])")  # run the rest of the command line on the given cores
-SIMILAR = 0.98  # fraction of identical lines above which two prediction files are flagged
 CACHE_VERSION = 2  # 2: results with an explicit status per test
 
 
@@ -120,26 +119,6 @@ def unpack(path, dest):
     if not choice.chosen:
         return [], ["no deliverables found (no submission .py, .predictions or .params files)"]
     return sorted(choice.chosen), list(choice.notes)
-
-
-def split_lines(text):
-    """A prediction or answer file's lines as the grader counts them, without surrounding spaces."""
-    return [line.strip() for line in graderUtil.prediction_lines(text)]
-
-
-def read_lines(path):
-    return split_lines(Path(path).read_text(encoding="utf-8", errors="replace"))
-
-
-def load_answers(data_dir):
-    """{prediction file: [answers]} for the splits whose answer file is in data_dir."""
-    answers = {}
-    for fname in PREDICTION_FILES:
-        gold = Path(data_dir) / GOLD_FILES[fname.split(".")[2]]
-        if gold.is_file():
-            rows = [line.split("\t") for line in read_lines(gold) if line]
-            answers[fname] = [r[1].strip() if len(r) > 1 else "" for r in rows]
-    return answers
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -219,144 +198,6 @@ def grade_one(name, path, cfg, cpus):
         record["graded"] = True
         record["problems"] += import_problems(record["results"])
     return record
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Predictions: accuracy and similarity.
-
-
-def submission_predictions(path):
-    """{prediction file: [lines]} read straight from the submission (zip or folder), the copies the grader
-    graded; {} if unreadable."""
-    preds = {}
-    try:
-        with upload.Upload(path) as up:
-            for fname, rel in up.choose(deliverable_names()).chosen.items():
-                if fname in PREDICTION_FILES:
-                    preds[fname] = split_lines(up.read(rel).decode("utf-8", errors="replace"))
-    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError):
-        return {}
-    return preds
-
-
-def accuracy(lines, answers):
-    if lines is None or answers is None or len(lines) != len(answers) or not answers:
-        return None
-    return sum(p == a for p, a in zip(lines, answers)) / len(answers)
-
-
-def similar_pairs(preds_by_name, answers, threshold=SIMILAR):
-    """Rows (a, b, file, lines, same, fraction, same_wrong) for every pair of submissions and prediction file
-    whose lines agree on at least `threshold` of them. Vectorised per file: each distinct line gets an
-    integer id, so a class of hundreds is a few numpy comparisons, not a Python loop over line pairs."""
-    import numpy as np
-
-    rows = []
-    for fname in PREDICTION_FILES:
-        have = [(n, p[fname]) for n, p in preds_by_name.items() if fname in p and p[fname]]
-        by_length = {}
-        for n, lines in have:
-            by_length.setdefault(len(lines), []).append((n, lines))  # only files of equal length compare
-        gold = answers.get(fname)
-        for length, group in by_length.items():
-            if len(group) < 2:
-                continue
-            ids = {}
-            mat = np.array([[ids.setdefault(line, len(ids)) for line in lines] for _, lines in group])
-            wrong = None
-            if gold is not None and len(gold) == length:
-                g = np.array([ids.get(a, -1) for a in gold])
-                wrong = mat != g
-            for i in range(len(group) - 1):
-                same = mat[i] == mat[i + 1:]
-                frac = same.mean(axis=1)
-                for k in np.nonzero(frac >= threshold)[0]:
-                    j = i + 1 + int(k)
-                    same_wrong = int((same[k] & wrong[i]).sum()) if wrong is not None else ""
-                    rows.append((group[i][0], group[j][0], fname, length, int(same[k].sum()),
-                                 round(float(frac[k]), 4), same_wrong))
-    rows.sort(key=lambda r: (r[0], r[1], PREDICTION_FILES.index(r[2])))
-    return rows
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Writing the outputs (each written to a temporary name, then renamed: an interrupted run never leaves
-# half a file in place of an earlier one).
-
-
-def atomic_write_text(path, text):
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
-
-def write_csv(path, header, rows):
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        w.writerows(rows)
-    tmp.replace(path)
-
-
-def grade_rows(records, test_ids, preds, answers):
-    header = (["submission", "graded", "total", "max"] + list(test_ids)
-              + [f"accuracy:{f}" for f in PREDICTION_FILES] + ["problems"])
-    rows, totals, accs = [], [], {f: [] for f in PREDICTION_FILES}
-    for name, rec in records:
-        res = rec.get("results") or {}
-        by_id = {t.get("number"): t for t in res.get("tests", [])}
-        points = []
-        for tid in test_ids:
-            t = by_id.get(tid)
-            status = (t or {}).get("extra_data", {}).get("status")  # the grader states every test's status
-            if t is None:
-                points.append("")
-            elif status == "pending":
-                points.append("pending")
-            else:
-                points.append(f"{t['score']:g}")
-        maximum = sum(t.get("max_score", 0) for t in res.get("tests", []) if "extra credit" not in t.get("tags", []))
-        total = f"{res['score']:g}" if rec.get("graded") else ""
-        if rec.get("graded"):
-            totals.append(res["score"])
-        acc_cells = []
-        for f in PREDICTION_FILES:
-            a = accuracy(preds.get(name, {}).get(f), answers.get(f))
-            acc_cells.append("" if a is None else f"{a:.4f}")
-            if a is not None:
-                accs[f].append(a)
-        rows.append([name, "yes" if rec.get("graded") else "no", total, maximum if rec.get("graded") else ""]
-                    + points + acc_cells + ["; ".join(rec.get("problems", []))])
-    return header, rows, totals, accs
-
-
-def plot(path, totals, accs):
-    """Histograms of the totals and of each prediction file's accuracy, if matplotlib is installed."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
-    panels = [("total points", totals)] + [(f, v) for f, v in accs.items() if v]
-    cols = 2
-    rows = (len(panels) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(10, 3 * rows), squeeze=False)
-    for k, (ax, (title, values)) in enumerate(zip(axes.flat, panels)):
-        ax.hist(values, bins=20, range=None if k == 0 else (0, 1))
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel("points" if k == 0 else "accuracy")
-        ax.set_ylabel("submissions")
-    for ax in list(axes.flat)[len(panels):]:
-        ax.axis("off")
-    fig.tight_layout()
-    tmp = path.with_name(path.name + ".tmp.png")
-    fig.savefig(tmp)
-    plt.close(fig)
-    tmp.replace(path)
-    return True
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -485,7 +326,7 @@ def run(args):
             finally:
                 slots.put(share)
             rec["settings"] = settings
-            atomic_write_text(cache / f"{name}.json", json.dumps(rec, indent=1))
+            write_text_atomic(cache / f"{name}.json", json.dumps(rec, indent=1))
             return name, rec
 
         if todo:
@@ -496,31 +337,8 @@ def run(args):
                     records[name] = rec
 
     answers = load_answers(data_dir)
-    preds = {name: submission_predictions(path) for name, path in subs}
-    ordered = [(n, records[n]) for n in names]
-    header, rows, totals, accs = grade_rows(ordered, test_ids, preds, answers)
-    write_csv(out, header, rows)
-    print(f"wrote {out} ({len(rows)} rows; {sum(1 for _, r in ordered if r.get('graded'))} graded)")
-    for name, rec in ordered:
-        if rec.get("problems"):
-            print(f"  {name}: {'; '.join(rec['problems'])}")
-
-    pairs = similar_pairs(preds, answers)
-    pairs_path = out.with_name(out.stem + ".pairs.csv")
-    write_csv(pairs_path, ["submission_a", "submission_b", "file", "lines", "same_lines", "fraction_same",
-                           "same_wrong_answers"], pairs)
-    flagged = sorted({(a, b) for a, b, *_ in pairs})
-    print(f"possible copying (prediction files >= {SIMILAR:.0%} identical): {len(flagged)} pair(s); "
-          f"details in {pairs_path}")
-    for a, b in flagged:
-        files = [f"{r[2]} {r[5]:.1%}" for r in pairs if (r[0], r[1]) == (a, b)]
-        print(f"  {a} ~ {b}: {', '.join(files)}")
-
-    png = out.with_suffix(".png")
-    if plot(png, totals, accs):
-        print(f"wrote {png}")
-    else:
-        print("(matplotlib is not installed: no histogram)")
+    preds = {name: submission_predictions(path, deliverable_names()) for name, path in subs}
+    write_report(out, [(n, records[n]) for n in names], test_ids, preds, answers)
     return 0
 
 
