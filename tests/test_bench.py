@@ -1,10 +1,11 @@
-"""tools/bench.py compares the project's path with a course-style one; its course-style datasets must give
-exactly the project's examples (same spec, same random draws), or the comparison would not be like for like.
-The benchmark itself runs outside CI (python tools/bench.py)."""
+"""tools/bench.py compares the project's path with a course-style one (tools/bench_course.py); its course-style
+datasets must give exactly the project's examples (same spec, same random draws), or the comparison would not be
+like for like.  The benchmark itself runs outside CI (python tools/bench.py)."""
 
 import random
+from pathlib import Path
 
-import bench
+import bench_course
 import torch
 from submission.dataset import CharCorruptionDataset, NameDataset
 
@@ -22,9 +23,9 @@ def test_course_style_datasets_give_the_project_examples(world):
     path, _ = world
     vocab = CharCorruptionDataset((path / "wiki.txt").read_text(encoding="utf-8"), 64)
     names = NameDataset((path / "birth_places_train.tsv").read_text(encoding="utf-8"), vocab)
-    same_examples(vocab, bench.CourseCharCorruption(vocab), 0, range(len(vocab)))
-    same_examples(vocab, bench.CourseCharCorruption(vocab), 100, range(len(vocab)))
-    same_examples(names, bench.CourseNameDataset(names), 0, range(len(names)))
+    same_examples(vocab, bench_course.CourseCharCorruption(vocab), 0, range(len(vocab)))
+    same_examples(vocab, bench_course.CourseCharCorruption(vocab), 100, range(len(vocab)))
+    same_examples(names, bench_course.CourseNameDataset(names), 0, range(len(names)))
 
 
 def test_course_data_line_lengths(tmp_path):
@@ -32,7 +33,7 @@ def test_course_data_line_lengths(tmp_path):
     text = "\n".join("Ana Smith was born in Paris, studied in Rome and worked in Oslo for " + "x" * n
                      for n in (0, 40, 80, 200)) + "\nWhere was Ana Smith born?\n"
     vocab = CharCorruptionDataset(text, 128)
-    same_examples(vocab, bench.CourseCharCorruption(vocab), 7, range(len(vocab)))
+    same_examples(vocab, bench_course.CourseCharCorruption(vocab), 7, range(len(vocab)))
 
 
 
@@ -56,8 +57,8 @@ def test_course_style_loop_trains_the_trainers_math(world):
 
     ours = Trainer(model(), names, None, TrainerConfig(**conf))
     ours.train()
-    course = bench.CourseStyleTrainer(model(), bench.CourseNameDataset(names), TrainerConfig(**conf),
-                                      torch.device("cpu"))
+    course = bench_course.CourseStyleTrainer(model(), bench_course.CourseNameDataset(names), TrainerConfig(**conf),
+                                             torch.device("cpu"))
     for _ in range(conf["max_epochs"]):
         for x, y in course.loader:
             course.step(x, y)
@@ -65,3 +66,14 @@ def test_course_style_loop_trains_the_trainers_math(world):
     theirs = dict(course.model.named_parameters())
     for name, p in ours.model.named_parameters():
         assert torch.allclose(p, theirs[name], atol=1e-5), name
+
+
+def test_the_script_runs_its_parts_from_the_modules_beside_it():
+    """tools/bench.py is the script; its parts live in modules beside it (issue 32).  Importing it imports them
+    all, and part (e)'s fresh processes run bench.py itself, with its hidden --memory-child."""
+    import bench
+    import bench_memory
+
+    assert bench.CourseCharCorruption is bench_course.CourseCharCorruption
+    assert bench.memory_child is bench_memory.memory_child
+    assert bench_memory.BENCH.resolve() == Path(bench.__file__).resolve()
