@@ -26,12 +26,15 @@ import graderUtil
 from graderUtil import (  # noqa: F401  (some names are re-exported for the instructor's test suite)
     PENDING_MESSAGE, REGISTRY, Fail, call, grader_judge, grader_test, load_points, main,
     normalized_sha256, read_prediction_lines, seed_everything, select_thresholds)
-from grader_dataset import MASK, PAD, Examples, corruption_dataset, observe, observe_whole, random_lines, whole_parts
-from grader_perceiver import (build_block, changed_rows, changes, find_basis, perceiver_config, perceiver_runs,
-                              require_tensor, run_down, run_up, tensors)
-from grader_same_weights import assert_close, check_shapes, compare_block, fill_by_shape, report_block, reported_shapes
+from grader_dataset import (MASK, PAD, Examples, check_masked_lengths, corruption_dataset, observe, observe_whole,
+                            random_lines, whole_parts)
+from grader_perceiver import (build_block, changed_rows, changes, check_basis, check_perceiver_models, observe_basis,
+                              observe_perceiver_models, perceiver_config, perceiver_runs, require_tensor, run_down,
+                              run_up, tensors)
+from grader_same_weights import compare_block, compare_vanilla, report_block, report_vanilla
 from grader_training import (TCONF_NAMES, WORKERS, check_result_pair, corpus, finetune_case, finetune_judge,
-                             judge_training, tiny_gpt, training_facts, without_training)
+                             judge_training, tiny_gpt, train_facts, training_facts, vanilla_model_facts,
+                             without_training)
 
 # The student's files, and the student files each one imports (the harness imports those first, so that a
 # broken file is named as the one that broke).
@@ -125,23 +128,13 @@ AS_REPORTED = "(judged on what your code's process reports)"
 # -- part (c): the vanilla model, finetune and train -------------------------------------------------------
 
 
+C0_SIZES = dict(vocab=40, block=32, n_layer=3, n_head=2, n_embd=16)  # run on 2 sequences of 10 tokens
+
+
 @grader_test("1c-0-basic", "initialize_vanilla_model returns a vanilla GPT built from mconf (counts with 1c-0-hidden)",
              timeout=30, vouched_by=("1c-0-hidden",))
 def test_1c_0(ctx):
-    import torch
-
-    helper, model = ctx.student("helper"), ctx.student("model")
-    cfg = model.GPTConfig(40, 32, n_layer=3, n_head=2, n_embd=16)
-    net = call("initialize_vanilla_model", ctx.submission_dir, helper.initialize_vanilla_model, cfg)
-    if net is None:
-        raise Fail("initialize_vanilla_model returned None: part (c) in helper.py must return GPT(mconf)")
-    facts = {"type": type(net).__name__, "is_gpt": isinstance(net, model.GPT),
-             "perceiver": bool(getattr(net, "perceiver", False) or getattr(cfg, "perceiver", False))}
-    if facts["is_gpt"]:
-        facts.update(blocks=len(net.blocks), block_size=net.get_block_size())
-        logits, _ = call("the vanilla GPT's forward", ctx.submission_dir, net, torch.randint(0, 40, (2, 10)))
-        facts["logits_shape"] = list(getattr(logits, "shape", ()))
-    ctx.report(facts)
+    ctx.report(vanilla_model_facts(ctx, C0_SIZES))
 
 
 @grader_judge("1c-0-basic")
@@ -179,27 +172,7 @@ def judge_1c_1(ctx, facts):
 
 @grader_test("1c-2-basic", f"train runs the trainer, then saves the trained parameters {AS_REPORTED}", timeout=30)
 def test_1c_2(ctx):
-    import torch
-    from torch.utils.data import TensorDataset
-
-    helper, trainer = ctx.student("helper"), ctx.student("trainer")
-    net = tiny_gpt(ctx, 20, 16, seed=3)
-    before = {k: v.detach().clone() for k, v in net.state_dict().items()}
-    x = torch.randint(2, 20, (32, 15))
-    data = TensorDataset(x, torch.roll(x, -1, dims=1))
-    tconf = trainer.TrainerConfig(max_epochs=2, batch_size=8, learning_rate=1e-3, num_workers=0, device="cpu",
-                                  show_progress=False)
-    trainer_obj = trainer.Trainer(net, data, None, tconf)
-    path = ctx.tmp / "trained.params"
-    call("train", ctx.submission_dir, helper.train, net, str(path), trainer_obj)
-    facts = {"written": path.is_file()}
-    if facts["written"]:
-        saved = torch.load(path, weights_only=True)
-        state = net.state_dict()
-        facts["state_saved"] = set(saved) == set(state) and all(torch.equal(saved[k], state[k].detach().cpu())
-                                                                for k in state)
-        facts["trained"] = not all(torch.equal(before[k], state[k].detach().cpu()) for k in state)
-    ctx.report(facts)
+    ctx.report(train_facts(ctx, epochs=2))
 
 
 @grader_judge("1c-2-basic")
@@ -215,20 +188,7 @@ def judge_1c_2(ctx, facts):
         raise Fail("train saved the parameters without training: call trainer_obj.train() first")
 
 
-VANILLA_HIDDEN = dict(vocab=256, block=128, n_layer=4, n_head=8, n_embd=256)
-
-
-def _vanilla_hidden_config(model_module):
-    """The GPTConfig of 1c-0-hidden, from the student's model.py or the reference's."""
-    v = VANILLA_HIDDEN
-    return model_module.GPTConfig(v["vocab"], v["block"], n_layer=v["n_layer"], n_head=v["n_head"],
-                                  n_embd=v["n_embd"])
-
-
-def _vanilla_inputs():
-    import torch
-
-    return torch.randint(0, 256, (2, 100), generator=torch.Generator().manual_seed(224))
+VANILLA_HIDDEN = dict(vocab=256, block=128, n_layer=4, n_head=8, n_embd=256)  # 2 sequences of 100 tokens
 
 
 @grader_test("1c-0-hidden", "the vanilla model computes what the reference computes (same weights)", timeout=30,
@@ -236,34 +196,12 @@ def _vanilla_inputs():
 def test_1c_0_hidden(ctx):
     """initialize_vanilla_model gives the reference's model: same parameter shapes, same logits once both hold
     the same weights.  Here the student's logits with weights set by shape; the judge compares."""
-    import torch
-
-    helper, model = ctx.student("helper"), ctx.student("model")
-    v = VANILLA_HIDDEN
-    net = call("initialize_vanilla_model", ctx.submission_dir, helper.initialize_vanilla_model,
-               _vanilla_hidden_config(model))
-    if net is None:
-        raise Fail("initialize_vanilla_model returned None: part (c) in helper.py must return GPT(mconf)")
-    shapes = fill_by_shape(net, v["n_embd"])
-    net.eval()
-    with torch.no_grad():
-        got, _ = call("the vanilla GPT's forward", ctx.submission_dir, net, _vanilla_inputs())
-    got = require_tensor(got, "the vanilla GPT's forward", (2, 100, v["vocab"]))
-    ctx.report({"shapes": shapes, "logits": got.detach().float().cpu()})
+    report_vanilla(ctx, VANILLA_HIDDEN)
 
 
 @grader_judge("1c-0-hidden")
 def judge_1c_0_hidden(ctx, report):
-    import torch
-
-    v = VANILLA_HIDDEN
-    ref_helper, ref_model = ctx.solution("helper"), ctx.solution("model")
-    ref = ref_helper.initialize_vanilla_model(_vanilla_hidden_config(ref_model)).eval()
-    shapes = reported_shapes(report)
-    check_shapes(shapes, fill_by_shape(ref, v["n_embd"]), "the vanilla model")
-    with torch.no_grad():
-        want, _ = ref(_vanilla_inputs())
-    assert_close(report.get("logits"), want, "the vanilla model's logits")
+    compare_vanilla(ctx, report, VANILLA_HIDDEN)
 
 
 # -- part (d): the London baseline and the prediction files ------------------------------------------------
@@ -472,35 +410,7 @@ def judge_1e_5(ctx, report):
     line), and its length is random with a chance of being more or less than n/4: over those examples both
     happen at least 5 % of the time, at most lengths n >= 16 it takes more than one value, and on draws that
     keep a line of 40 characters whole, lengths below 10 and above 10 both occur."""
-    line = random_lines(7, [600])[0]
-    seen = Examples((report or {}).get("long"), 128)
-    if len(seen) != 4000:
-        raise Fail("the test reported no examples of the dataset to check")
-    draws = [(len(p + m + s), len(m)) for p, m, s in (seen.parts(k, line) for k in range(len(seen)))]
-    mean = sum(k / n for n, k in draws) / len(draws)
-    if not 0.15 <= mean <= 0.35:
-        raise Fail(f"CharCorruptionDataset.__getitem__: the masked content is {mean:.3f} of the truncated length "
-                   "on average over 4000 examples; the handout asks for about 1/4")
-    above = sum(4 * k > n for n, k in draws) / len(draws)
-    below = sum(4 * k < n for n, k in draws) / len(draws)
-    if above < 0.05 or below < 0.05:
-        raise Fail("CharCorruptionDataset.__getitem__: over 4000 examples the masked content was longer than 1/4 "
-                   f"of the truncated length in {100 * above:.1f} % and shorter in {100 * below:.1f} %; its length "
-                   "must be random, with a chance of being both more and less than 1/4")
-    by_length = {}  # truncated length n >= 16 -> the masked lengths drawn at n
-    for n, k in draws:
-        if n >= 16:
-            by_length.setdefault(n, []).append(k)
-    groups = [n for n, ks in by_length.items() if len(ks) >= 20]
-    fixed = sorted(n for n in groups if len(set(by_length[n])) < 2)
-    if groups and len(fixed) * 2 > len(groups):
-        raise Fail("CharCorruptionDataset.__getitem__: at truncated lengths such as "
-                   f"{fixed[:6]} the masked content always had the same length; it must be drawn at random")
-    lengths = sorted({len(m) for p, m, s in whole_parts(report.get("whole"), random_lines(8, [40])[0])})
-    if not lengths or lengths[0] >= 10 or lengths[-1] <= 10:
-        raise Fail("CharCorruptionDataset.__getitem__: with a truncated length of 40 the masked content had only "
-                   f"the lengths {lengths} over 1,000 examples; its length must be random, with a chance of being "
-                   "both shorter and longer than 1/4 of the truncated length (10)")
+    check_masked_lengths(report, random_lines(7, [600])[0], random_lines(8, [40])[0], draws=4000)
 
 
 @grader_test("1e-6-basic", "examples are random: drawing one line again gives other examples", timeout=20)
@@ -629,56 +539,14 @@ G1_CASES = ((8, 32, 4), (24, 64, 4))
 @grader_test("1g-1-basic", "the basis C: a learnable (1, m, n_embd) parameter, Xavier-uniform, used as the query "
              "(counts with 1g-0-hidden)", timeout=30, vouched_by=("1g-0-hidden",))
 def test_1g_1(ctx):
-    import torch
-
-    cases = []
-    for m, n_embd, n_head in G1_CASES:
-        block = build_block(ctx, "DownProjectBlock", perceiver_config(ctx, m=m, n_embd=n_embd, n_head=n_head), seed=m)
-        basis = find_basis(block, m, n_embd)
-        case = {"learnable": bool(basis.requires_grad), "values": basis.detach().float().cpu().clone()}
-        with torch.no_grad():
-            x = torch.randn(2, 20, n_embd)
-            out = run_down(ctx, block, x, m)
-            basis.add_(torch.randn_like(basis))
-            case["outputs"] = [out, run_down(ctx, block, x, m)]
-        cases.append(case)
-    ctx.report(cases)
+    ctx.report(observe_basis(ctx, G1_CASES))
 
 
 @grader_judge("1g-1-basic")
 def judge_1g_1(ctx, report):
     """C is an nn.Parameter of shape (1, m, n_embd) (or (m, n_embd)) drawn by nn.init.xavier_uniform_, and it
     is the query: changing C changes the output."""
-    import math
-
-    import torch
-
-    if not isinstance(report, list) or len(report) != len(G1_CASES) or not all(isinstance(c, dict) for c in report):
-        raise Fail("the test reported no outputs of the student's code to check")
-    for (m, n_embd, _), case in zip(G1_CASES, report):
-        if case.get("learnable") is not True:
-            raise Fail("DownProjectBlock's basis C must be learnable (an nn.Parameter that requires grad)")
-        (values,) = tensors([case.get("values")], 1)
-        if values.numel() != m * n_embd:
-            raise Fail("the test reported no outputs of the student's code to check")
-        # xavier_uniform_ on (1, m, C): U(-b, b), b = sqrt(6 / (m*C + C)); on an (m, C) tensor: b = sqrt(6 / (m +
-        # C)).  Either is accepted.  A uniform sample of m*C >= 256 values has max |C| <= 0.8 b with probability
-        # 0.8**256 < 1e-24.
-        # Uniform, not normal: max |C| / std(C) is sqrt(3) = 1.73 for a uniform sample; the test asks < 2.15.
-        # For m*C >= 256 uniform values the sample std falls 19 % below its expectation (ratio >= 2.15) with
-        # probability < 1e-8; 256 normal values (xavier_normal_) stay below 2.15 std with probability
-        # (1 - 0.0316)**256 < 3e-4, and a real student's xavier_normal_ basis measured 2.4-4.7.
-        low = math.sqrt(6.0 / (m * n_embd + n_embd))
-        high = math.sqrt(6.0 / (m + n_embd))
-        top = values.abs().max().item()
-        if not (0.8 * low <= top <= high + 1e-6) or top / values.std().item() >= 2.15:
-            raise Fail(f"DownProjectBlock's basis C ranges over +-{top:.3g} (max/std {top / values.std().item():.2f}, "
-                       f"a uniform sample gives about 1.73); initialise it with nn.init.xavier_uniform_ (for shape "
-                       f"(1, {m}, {n_embd}) that is U(-{low:.3g}, {low:.3g}))")
-        before, after = tensors(case.get("outputs"), 2, (2, m, n_embd))
-        if torch.allclose(after, before, atol=1e-4):
-            raise Fail("DownProjectBlock ignores its basis C: changing C does not change the output (C gives "
-                       "the queries of the cross-attention)")
+    check_basis(report, G1_CASES)
 
 
 G2_POSITIONS = (0, 3, 7)
@@ -760,56 +628,20 @@ def judge_1g_4(ctx, report):
 
 
 G5_BOTTLENECKS = (8, None)  # None: called without bottleneck_dim, whose default is 32
+G5_LENGTH = 40  # tokens in the batch
 
 
 @grader_test("1g-5-basic", "initialize_perceiver_model builds a perceiver: down block, middle blocks at length m, "
              "up block (counts with 1g-0-hidden and 1g-1-hidden)", timeout=30, vouched_by=PERCEIVER_COMPARISONS)
 def test_1g_5(ctx):
-    import torch
-
-    helper, model = ctx.student("helper"), ctx.student("model")
-    cases = []
-    for m in G5_BOTTLENECKS:
-        cfg = model.GPTConfig(30, 64, n_layer=4, n_head=2, n_embd=32, embd_pdrop=0.0, resid_pdrop=0.0,
-                              attn_pdrop=0.0)
-        args = (cfg, m) if m else (cfg,)
-        net = call("initialize_perceiver_model", ctx.submission_dir, helper.initialize_perceiver_model, *args)
-        if net is None:
-            raise Fail("initialize_perceiver_model returned None: its part (g) code in helper.py is missing")
-        case = {"type": type(net).__name__, "is_gpt": isinstance(net, model.GPT)}
-        if case["is_gpt"]:
-            case["runs"] = perceiver_runs(ctx, net.eval(), torch.randint(0, 30, (2, 40)))
-        cases.append(case)
-    ctx.report(cases)
+    ctx.report(observe_perceiver_models(ctx, G5_BOTTLENECKS, G5_LENGTH))
 
 
 @grader_judge("1g-5-basic")
 def judge_1g_5(ctx, report):
     """initialize_perceiver_model(mconf, bottleneck_dim) returns a GPT that runs one DownProjectBlock, its middle
     Blocks on bottleneck_dim positions (32 by default) and one UpProjectBlock back to the input length."""
-    if not isinstance(report, list) or len(report) != len(G5_BOTTLENECKS) or not all(isinstance(c, dict)
-                                                                                  for c in report):
-        raise Fail("the test reported no outputs of the student's code to check")
-    for m, case in zip(G5_BOTTLENECKS, report):
-        call_note = "" if m else " (called without bottleneck_dim, whose default is 32)"
-        m = m or 32
-        if case.get("is_gpt") is not True:
-            raise Fail(f"initialize_perceiver_model returned a {case.get('type')}, not a model.GPT")
-        runs = case.get("runs")
-        if not isinstance(runs, list) or not all(isinstance(r, list) and len(r) == 3 for r in runs):
-            raise Fail("the test reported no outputs of the student's code to check")
-        downs = [tuple(r) for r in runs if r[0] == "down"]
-        ups = [tuple(r) for r in runs if r[0] == "up"]
-        middle = sorted({r[1] for r in runs if r[0] == "block"})
-        if not downs or not ups:
-            raise Fail("initialize_perceiver_model returned a model that runs no DownProjectBlock/UpProjectBlock: "
-                       "it must set mconf.perceiver = True before building GPT(mconf)")
-        if len(downs) != 1 or len(ups) != 1 or downs[0][2] != m or ups[0][2] != 40:
-            raise Fail(f"the perceiver must run one DownProjectBlock down to bottleneck_dim = {m} positions and one "
-                       f"UpProjectBlock back to the input length 40{call_note}; it ran {downs + ups}")
-        if middle != [m]:
-            raise Fail(f"the perceiver's middle Blocks ran on {middle} positions, not bottleneck_dim = {m}"
-                       f"{call_note}: initialize_perceiver_model must set mconf.bottleneck_dim = bottleneck_dim")
+    check_perceiver_models(report, G5_BOTTLENECKS, G5_LENGTH)
 
 
 G6_POSITIONS = (3, 8, 20, 63)

@@ -198,3 +198,37 @@ def whole_parts(report, line):
                    "characters never kept it whole; with block_size 128 its truncated length may be anything from "
                    "4 up to its own length, the line's length included")
     return found
+
+
+def check_masked_lengths(report, line, whole_line, draws):
+    """The judge of the masked span's length (1e-5-basic): about 1/4 of the truncated length on average over
+    `draws` examples of a long `line`, random at every truncated length, and on draws that keep `whole_line` (40
+    characters) whole, both shorter and longer than 1/4.  Its false-failure bounds are at the top of this file."""
+    seen = Examples((report or {}).get("long"), 128)
+    if len(seen) != draws:
+        raise Fail("the test reported no examples of the dataset to check")
+    pairs = [(len(p + m + s), len(m)) for p, m, s in (seen.parts(k, line) for k in range(len(seen)))]
+    mean = sum(k / n for n, k in pairs) / len(pairs)
+    if not 0.15 <= mean <= 0.35:
+        raise Fail(f"CharCorruptionDataset.__getitem__: the masked content is {mean:.3f} of the truncated length "
+                   f"on average over {draws} examples; the handout asks for about 1/4")
+    above = sum(4 * k > n for n, k in pairs) / len(pairs)
+    below = sum(4 * k < n for n, k in pairs) / len(pairs)
+    if above < 0.05 or below < 0.05:
+        raise Fail(f"CharCorruptionDataset.__getitem__: over {draws} examples the masked content was longer than 1/4 "
+                   f"of the truncated length in {100 * above:.1f} % and shorter in {100 * below:.1f} %; its length "
+                   "must be random, with a chance of being both more and less than 1/4")
+    by_length = {}  # truncated length n >= 16 -> the masked lengths drawn at n
+    for n, k in pairs:
+        if n >= 16:
+            by_length.setdefault(n, []).append(k)
+    groups = [n for n, ks in by_length.items() if len(ks) >= 20]
+    fixed = sorted(n for n in groups if len(set(by_length[n])) < 2)
+    if groups and len(fixed) * 2 > len(groups):
+        raise Fail("CharCorruptionDataset.__getitem__: at truncated lengths such as "
+                   f"{fixed[:6]} the masked content always had the same length; it must be drawn at random")
+    lengths = sorted({len(m) for p, m, s in whole_parts(report.get("whole"), whole_line)})
+    if not lengths or lengths[0] >= 10 or lengths[-1] <= 10:
+        raise Fail("CharCorruptionDataset.__getitem__: with a truncated length of 40 the masked content had only "
+                   f"the lengths {lengths} over 1,000 examples; its length must be random, with a chance of being "
+                   "both shorter and longer than 1/4 of the truncated length (10)")

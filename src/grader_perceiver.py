@@ -130,3 +130,106 @@ def require_blocks(ctx, cfg):
     up = call("UpProjectBlock(config)", ctx.submission_dir, model.UpProjectBlock, cfg)
     if not list(up.parameters()):
         raise Fail("UpProjectBlock.__init__ creates no layers (part g): the perceiver cannot be built")
+
+
+def observe_basis(ctx, sizes):
+    """Beside the student's code: for each (m, n_embd, n_head), a down block's basis C (is it learnable, its
+    values) and the block's output before and after C changes (check_basis decides)."""
+    import torch
+
+    cases = []
+    for m, n_embd, n_head in sizes:
+        block = build_block(ctx, "DownProjectBlock", perceiver_config(ctx, m=m, n_embd=n_embd, n_head=n_head), seed=m)
+        basis = find_basis(block, m, n_embd)
+        case = {"learnable": bool(basis.requires_grad), "values": basis.detach().float().cpu().clone()}
+        with torch.no_grad():
+            x = torch.randn(2, 20, n_embd)
+            out = run_down(ctx, block, x, m)
+            basis.add_(torch.randn_like(basis))
+            case["outputs"] = [out, run_down(ctx, block, x, m)]
+        cases.append(case)
+    return cases
+
+
+def check_basis(report, sizes):
+    """The judge of the basis C (1g-1-basic): learnable, drawn by xavier_uniform_, and the query of the block."""
+    import math
+
+    import torch
+
+    if not isinstance(report, list) or len(report) != len(sizes) or not all(isinstance(c, dict) for c in report):
+        raise Fail("the test reported no outputs of the student's code to check")
+    for (m, n_embd, _), case in zip(sizes, report):
+        if case.get("learnable") is not True:
+            raise Fail("DownProjectBlock's basis C must be learnable (an nn.Parameter that requires grad)")
+        (values,) = tensors([case.get("values")], 1)
+        if values.numel() != m * n_embd:
+            raise Fail("the test reported no outputs of the student's code to check")
+        # xavier_uniform_ on (1, m, C): U(-b, b), b = sqrt(6 / (m*C + C)); on an (m, C) tensor: b = sqrt(6 / (m +
+        # C)).  Either is accepted.  A uniform sample of m*C >= 256 values has max |C| <= 0.8 b with probability
+        # 0.8**256 < 1e-24.
+        # Uniform, not normal: max |C| / std(C) is sqrt(3) = 1.73 for a uniform sample; the test asks < 2.15.
+        # For m*C >= 256 uniform values the sample std falls 19 % below its expectation (ratio >= 2.15) with
+        # probability < 1e-8; 256 normal values (xavier_normal_) stay below 2.15 std with probability
+        # (1 - 0.0316)**256 < 3e-4, and a real student's xavier_normal_ basis measured 2.4-4.7.
+        low = math.sqrt(6.0 / (m * n_embd + n_embd))
+        high = math.sqrt(6.0 / (m + n_embd))
+        top = values.abs().max().item()
+        if not (0.8 * low <= top <= high + 1e-6) or top / values.std().item() >= 2.15:
+            raise Fail(f"DownProjectBlock's basis C ranges over +-{top:.3g} (max/std {top / values.std().item():.2f}, "
+                       f"a uniform sample gives about 1.73); initialise it with nn.init.xavier_uniform_ (for shape "
+                       f"(1, {m}, {n_embd}) that is U(-{low:.3g}, {low:.3g}))")
+        before, after = tensors(case.get("outputs"), 2, (2, m, n_embd))
+        if torch.allclose(after, before, atol=1e-4):
+            raise Fail("DownProjectBlock ignores its basis C: changing C does not change the output (C gives "
+                       "the queries of the cross-attention)")
+
+
+def observe_perceiver_models(ctx, bottlenecks, length):
+    """Beside the student's code: initialize_perceiver_model(mconf, m) for each m (None: called without it), and
+    which of the handout's blocks its model runs on a batch of `length` tokens, at which lengths (perceiver_runs;
+    check_perceiver_models decides)."""
+    import torch
+
+    helper, model = ctx.student("helper"), ctx.student("model")
+    cases = []
+    for m in bottlenecks:
+        cfg = model.GPTConfig(30, 64, n_layer=4, n_head=2, n_embd=32, embd_pdrop=0.0, resid_pdrop=0.0,
+                              attn_pdrop=0.0)
+        args = (cfg, m) if m else (cfg,)
+        net = call("initialize_perceiver_model", ctx.submission_dir, helper.initialize_perceiver_model, *args)
+        if net is None:
+            raise Fail("initialize_perceiver_model returned None: its part (g) code in helper.py is missing")
+        case = {"type": type(net).__name__, "is_gpt": isinstance(net, model.GPT)}
+        if case["is_gpt"]:
+            case["runs"] = perceiver_runs(ctx, net.eval(), torch.randint(0, 30, (2, length)))
+        cases.append(case)
+    return cases
+
+
+def check_perceiver_models(report, bottlenecks, length):
+    """The judge of initialize_perceiver_model (1g-5-basic): one down block to m positions, middle Blocks at m,
+    one up block back to `length`."""
+    if not isinstance(report, list) or len(report) != len(bottlenecks) or not all(isinstance(c, dict)
+                                                                                  for c in report):
+        raise Fail("the test reported no outputs of the student's code to check")
+    for m, case in zip(bottlenecks, report):
+        call_note = "" if m else " (called without bottleneck_dim, whose default is 32)"
+        m = m or 32
+        if case.get("is_gpt") is not True:
+            raise Fail(f"initialize_perceiver_model returned a {case.get('type')}, not a model.GPT")
+        runs = case.get("runs")
+        if not isinstance(runs, list) or not all(isinstance(r, list) and len(r) == 3 for r in runs):
+            raise Fail("the test reported no outputs of the student's code to check")
+        downs = [tuple(r) for r in runs if r[0] == "down"]
+        ups = [tuple(r) for r in runs if r[0] == "up"]
+        middle = sorted({r[1] for r in runs if r[0] == "block"})
+        if not downs or not ups:
+            raise Fail("initialize_perceiver_model returned a model that runs no DownProjectBlock/UpProjectBlock: "
+                       "it must set mconf.perceiver = True before building GPT(mconf)")
+        if len(downs) != 1 or len(ups) != 1 or downs[0][2] != m or ups[0][2] != length:
+            raise Fail(f"the perceiver must run one DownProjectBlock down to bottleneck_dim = {m} positions and one "
+                       f"UpProjectBlock back to the input length {length}{call_note}; it ran {downs + ups}")
+        if middle != [m]:
+            raise Fail(f"the perceiver's middle Blocks ran on {middle} positions, not bottleneck_dim = {m}"
+                       f"{call_note}: initialize_perceiver_model must set mconf.bottleneck_dim = bottleneck_dim")

@@ -176,3 +176,47 @@ def compare_block(ctx, report, cls, input_shapes):
                            f"same weights (largest difference {min(diffs.values()):.3g} from the nearest reading: "
                            "cross-attention with a residual connection, a layer norm on the query and/or the "
                            "keys/values, then Block's MLP sub-layer with its own residual)")
+
+
+def _vanilla_config(model_module, sizes):
+    """The GPTConfig of the vanilla comparison (1c-0-hidden), from the student's model.py or the reference's."""
+    return model_module.GPTConfig(sizes["vocab"], sizes["block"], n_layer=sizes["n_layer"], n_head=sizes["n_head"],
+                                  n_embd=sizes["n_embd"])
+
+
+def _vanilla_inputs(sizes):
+    """Two sequences of 100 tokens (fixed: the judge draws the same)."""
+    import torch
+
+    return torch.randint(0, sizes["vocab"], (2, 100), generator=torch.Generator().manual_seed(224))
+
+
+def report_vanilla(ctx, sizes):
+    """Beside the student's code: initialize_vanilla_model's model of the given sizes, with weights set by shape
+    (fill_by_shape), its parameter shapes and its logits on _vanilla_inputs (compare_vanilla decides)."""
+    import torch
+
+    helper, model = ctx.student("helper"), ctx.student("model")
+    net = call("initialize_vanilla_model", ctx.submission_dir, helper.initialize_vanilla_model,
+               _vanilla_config(model, sizes))
+    if net is None:
+        raise Fail("initialize_vanilla_model returned None: part (c) in helper.py must return GPT(mconf)")
+    shapes = fill_by_shape(net, sizes["n_embd"])
+    net.eval()
+    with torch.no_grad():
+        got, _ = call("the vanilla GPT's forward", ctx.submission_dir, net, _vanilla_inputs(sizes))
+    got = require_tensor(got, "the vanilla GPT's forward", (2, 100, sizes["vocab"]))
+    ctx.report({"shapes": shapes, "logits": got.detach().float().cpu()})
+
+
+def compare_vanilla(ctx, report, sizes):
+    """The judge: the reference's vanilla model, filled the same way, has the reported parameter shapes and
+    computes the reported logits."""
+    import torch
+
+    ref_helper, ref_model = ctx.solution("helper"), ctx.solution("model")
+    ref = ref_helper.initialize_vanilla_model(_vanilla_config(ref_model, sizes)).eval()
+    check_shapes(reported_shapes(report), fill_by_shape(ref, sizes["n_embd"]), "the vanilla model")
+    with torch.no_grad():
+        want, _ = ref(_vanilla_inputs(sizes))
+    assert_close(report.get("logits"), want, "the vanilla model's logits")

@@ -210,3 +210,52 @@ def finetune_judge(ctx, facts, expected, block, pretrained):
     if pretrained and ("differs" not in facts or facts["differs"] is not None):
         raise Fail("finetune: the pretrained parameters from reading_params_path were not loaded into "
                    f"the model (load the state dict saved there into it); parameter {facts.get('differs')} differs")
+
+
+def train_facts(ctx, epochs):
+    """Beside the student's code: train(model, path, trainer_obj) as run.py calls it, on a tiny GPT and data,
+    with a Trainer of the given epochs; whether it wrote the parameters file, whether that holds the model's state
+    dict, and whether training changed the model (the judge decides on these facts)."""
+    import torch
+    from torch.utils.data import TensorDataset
+
+    helper, trainer = ctx.student("helper"), ctx.student("trainer")
+    net = tiny_gpt(ctx, 20, 16, seed=3)
+    before = {k: v.detach().clone() for k, v in net.state_dict().items()}
+    x = torch.randint(2, 20, (32, 15))
+    data = TensorDataset(x, torch.roll(x, -1, dims=1))
+    tconf = trainer.TrainerConfig(max_epochs=epochs, batch_size=8, learning_rate=1e-3, num_workers=0, device="cpu",
+                                  show_progress=False)
+    trainer_obj = trainer.Trainer(net, data, None, tconf)
+    path = ctx.tmp / "trained.params"
+    call("train", ctx.submission_dir, helper.train, net, str(path), trainer_obj)
+    facts = {"written": path.is_file()}
+    if facts["written"]:
+        saved = torch.load(path, weights_only=True)
+        state = net.state_dict()
+        facts["state_saved"] = set(saved) == set(state) and all(torch.equal(saved[k], state[k].detach().cpu())
+                                                                for k in state)
+        facts["trained"] = not all(torch.equal(before[k], state[k].detach().cpu()) for k in state)
+    return facts
+
+
+def vanilla_model_facts(ctx, sizes):
+    """Beside the student's code: what initialize_vanilla_model built from a GPTConfig of these sizes (its class,
+    whether it is a perceiver, its blocks, block size and the shape of its logits on 2 sequences of 10 tokens);
+    the judge decides on these facts."""
+    import torch
+
+    helper, model = ctx.student("helper"), ctx.student("model")
+    cfg = model.GPTConfig(sizes["vocab"], sizes["block"], n_layer=sizes["n_layer"], n_head=sizes["n_head"],
+                          n_embd=sizes["n_embd"])
+    net = call("initialize_vanilla_model", ctx.submission_dir, helper.initialize_vanilla_model, cfg)
+    if net is None:
+        raise Fail("initialize_vanilla_model returned None: part (c) in helper.py must return GPT(mconf)")
+    facts = {"type": type(net).__name__, "is_gpt": isinstance(net, model.GPT),
+             "perceiver": bool(getattr(net, "perceiver", False) or getattr(cfg, "perceiver", False))}
+    if facts["is_gpt"]:
+        facts.update(blocks=len(net.blocks), block_size=net.get_block_size())
+        tokens = torch.randint(0, sizes["vocab"], (2, 10))
+        logits, _ = call("the vanilla GPT's forward", ctx.submission_dir, net, tokens)
+        facts["logits_shape"] = list(getattr(logits, "shape", ()))
+    return facts
