@@ -1,5 +1,7 @@
 """Zip the handout's deliverables into submission.zip (at the repository root) and list what is missing.
 
+  ./run.sh collect_submission          # python src/collect_submission.py --submission_dir src/submission
+
 The handout asks for 18 files from src/submission/, uploaded "without directory structure": the seven
 code files, the six prediction files and the five parameter files that run.sh writes.  The zip is flat
 (every file at its top level), which is also what Gradescope unpacks.  The written part's code,

@@ -659,3 +659,20 @@ def test_src_is_put_on_sys_path_in_one_place():
                      if re.search(r"sys\.path(\.insert|\.append|\[:0\]| *\+?= )",
                                   (ROOT / name).read_text(encoding="utf-8")))
     assert editing == ["src/submission/dataset.py", "tools/srcpath.py"]
+
+
+# The scripts of src/ that people run (README, "Who reads what in src/"); every other module there is internal.
+SRC_SCRIPTS = {"run.py", "grader.py", "london_baseline.py", "plot_losses.py", "collect_submission.py", "examples.py",
+               "demo.py", "attention_simulation.py"}
+
+
+def test_src_keeps_the_scripts_people_run_apart_from_the_internals_they_use():
+    """Only the scripts have a __main__, and a usage line (`python ...` or `./run.sh ...`) in their docstring; an
+    internal module that grew a main, or a new script, shows up here (and belongs in the README's list)."""
+    scripts = {p.name for p in (ROOT / "src").glob("*.py")
+               if re.search(r'^if __name__ == "__main__":', p.read_text(encoding="utf-8"), re.M)}
+    assert scripts == SRC_SCRIPTS
+    for name in sorted(scripts):
+        doc = (ROOT / "src" / name).read_text(encoding="utf-8")[:3000]
+        usage = rf"python3? (src/)?{re.escape(name)}|\./run\.sh {re.escape(name[:-3])}"
+        assert re.search(usage, doc), f"{name} has no usage line"
