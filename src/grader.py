@@ -11,7 +11,8 @@ instructor's reference solution (an importable package named `solution`) and gra
 against held-out answers (birth_test.tsv in the data folder). Where those are absent, as on your machine, a
 hidden test is reported as "hidden - graded after submission": it counts neither as passed nor as failed.
 A basic test whose description says "counts with" a hidden test (the shapes and causality of a block) earns its
-point at grading time only if that hidden comparison of the same code passes too.
+point at grading time only if that hidden comparison finds that the same code computes a block of the kind from
+the same weights (the handout's, or one with other layer norms, residual or MLP).
 
 Each test runs in a separate process with a time limit: code that fails to import, raises, loops forever or
 prints megabytes fails only the tests that touch it, and the grader always reaches the summary (exit status 0).
@@ -120,7 +121,8 @@ def _register_written(tid, description, check, rule):
 # What the student's process reports can be anything its code writes.  A basic test that checks properties
 # (shapes, causality) which zero tensors also have counts only with the hidden comparison that checks the same
 # code's values against the reference at the same weights (vouched_by; without a reference, on a student's
-# machine, it stands alone).  What finetune, pretrain and train call and with which numbers has nothing to
+# machine, it stands alone).  A comparison that fails on a genuine block (a cross-attention block from these
+# weights with other layer norms, residual or MLP: graderUtil.Mismatch) costs its own point and still vouches.  What finetune, pretrain and train call and with which numbers has nothing to
 # compare: those tests say that they judge what the student's process reports.
 AS_REPORTED = "(judged on what your code's process reports)"
 

@@ -8,7 +8,7 @@ same way, its shapes and outputs compared with the report (reported_shapes, chec
 block in every reading of it that the course's text allows (block_readings, compare_block).
 """
 
-from graderUtil import Fail, call
+from graderUtil import Fail, Mismatch, call
 from grader_perceiver import build_block, find_basis, perceiver_config, require_tensor
 
 
@@ -85,7 +85,7 @@ def assert_close(got, want, what, atol=1e-4):
                    "weights")
 
 
-def block_readings(ctx, ref, cls, m, args):
+def block_readings(ctx, ref, cls, m, args, broad=False):
     """The outputs of the block as the handout and the course's hints allow it to be written, computed with the
     reference's layers (holding the same weights as the student's, so every LayerNorm is the same function).
 
@@ -94,7 +94,13 @@ def block_readings(ctx, ref, cls, m, args):
     and the residual stream may start from the query, from its normalised form, or not at all: the handout's
     equations (3) and (4) define the block's first output as the cross-attention alone, and Block's residual
     cannot be copied as it is into the down block (T rows in, m out); 8 of 26 real solutions we graded
-    dropped it.  The MLP sub-layer is Block's in every reading: h + mlp(layer_norm(h))."""
+    dropped it.  The MLP sub-layer is Block's in every reading: h + mlp(layer_norm(h)).
+
+    broad: also the blocks that are not the handout's but still compute a cross-attention block from these
+    weights: no layer norm on the attention's inputs, the MLP sub-layer without its layer norm or without its
+    residual.  Outputs among these are a genuine block's (a student's bug, not a forged report): such a mismatch
+    still vouches for the basic tests of the block (registry.Mismatch).  A block without an MLP, or with other
+    layers, already differs in its parameter shapes."""
     import torch.nn as nn
 
     attention = ctx.solution("attention").CausalCrossAttention
@@ -107,15 +113,21 @@ def block_readings(ctx, ref, cls, m, args):
     else:
         y, x = args
         query, kv = x, y
+    norms = [("layer norm on the query", True, False), ("layer norm on the keys/values", False, True),
+             ("layer norm on both", True, True)] + ([("no layer norm", False, False)] if broad else [])
+    sublayers = {"": lambda h: h + mlp(ln(h))}
+    if broad:
+        sublayers.update({", MLP without its layer norm": lambda h: h + mlp(h),
+                          ", MLP without its residual": lambda h: mlp(ln(h))})
     outputs = {}
-    for name, norm_q, norm_kv in (("layer norm on the query", True, False),
-                                  ("layer norm on the keys/values", False, True),
-                                  ("layer norm on both", True, True)):
+    for name, norm_q, norm_kv in norms:
         q, k = (ln(query) if norm_q else query), (ln(kv) if norm_kv else kv)
         for start in ("query", "normalised query", None) if norm_q else ("query", None):
             residual = {"query": query, "normalised query": q, None: 0}[start]
             h = residual + attn(k, q)
-            outputs[f"{name}, " + (f"residual from the {start}" if start else "no residual")] = h + mlp(ln(h))
+            for sub_name, sublayer in sublayers.items():
+                outputs[f"{name}, " + (f"residual from the {start}" if start else "no residual") + sub_name] = \
+                    sublayer(h)
     return outputs
 
 
@@ -148,7 +160,9 @@ def report_block(ctx, cls, input_shapes):
 def compare_block(ctx, report, cls, input_shapes):
     """The judge: the student's block and the reference's layers, given the same weights by shape
     (fill_by_shape), agree in one of the readings the course's text allows (block_readings), the same one for
-    every input."""
+    every input.  Where they do not, but the student's outputs are those of a cross-attention block built from
+    these weights in some other way (block_readings' broad family: a missing layer norm, say), the failure is a
+    Mismatch: the comparison's point is lost, the basic tests that count with it still count."""
     import torch
 
     ref_model = ctx.solution("model")
@@ -159,7 +173,8 @@ def compare_block(ctx, report, cls, input_shapes):
     outputs = report.get("outputs")
     if not isinstance(outputs, list) or len(outputs) != len(inputs):
         raise Fail(f"the test reported no outputs of {cls} to compare")
-    agree = None
+    agree = genuine = None
+    first_miss = None  # the first input where no reading of the handout agrees any more: the message's example
     with torch.no_grad():
         for args, got in zip(inputs, outputs):
             readings = block_readings(ctx, ref, cls, ref_cfg.bottleneck_dim, args)
@@ -168,14 +183,27 @@ def compare_block(ctx, report, cls, input_shapes):
                 raise Fail(f"the reference's {cls} is none of the readings (a problem of the grading set-up)")
             got = require_tensor(got, f"{cls}.forward", tuple(want.shape)).float()
             diffs = {name: (got - out.float()).abs().max().item() for name, out in readings.items()}
-            close = {name for name, d in diffs.items() if d <= 1e-4}
-            agree = close if agree is None else agree & close
-            if not agree:
-                shapes = ", ".join(str(tuple(a.shape)) for a in args)
-                raise Fail(f"{cls}'s outputs for inputs {shapes} differ from the handout's block when both hold the "
-                           f"same weights (largest difference {min(diffs.values()):.3g} from the nearest reading: "
-                           "cross-attention with a residual connection, a layer norm on the query and/or the "
-                           "keys/values, then Block's MLP sub-layer with its own residual)")
+            agree = _close(diffs) if agree is None else agree & _close(diffs)
+            if not agree and first_miss is None:
+                first_miss = (", ".join(str(tuple(a.shape)) for a in args), min(diffs.values()))
+            broad = block_readings(ctx, ref, cls, ref_cfg.bottleneck_dim, args, broad=True)
+            close = _close({name: (got - out.float()).abs().max().item() for name, out in broad.items()})
+            genuine = close if genuine is None else genuine & close
+    if agree:
+        return
+    shapes, nearest = first_miss
+    # a block that still computes a cross-attention block from these weights is a student's bug: its basic
+    # tests count (Mismatch); anything else is no block of the kind at all
+    raise (Mismatch if genuine else Fail)(
+        f"{cls}'s outputs for inputs {shapes} differ from the handout's block when both hold the same weights "
+        f"(largest difference {nearest:.3g} from the nearest reading: cross-attention with a residual "
+        "connection, a layer norm on the query and/or the keys/values, then Block's MLP sub-layer with its own "
+        "residual)")
+
+
+def _close(diffs):
+    """The readings whose outputs the student's agree with."""
+    return {name for name, d in diffs.items() if d <= 1e-4}
 
 
 def _vanilla_config(model_module, sizes):

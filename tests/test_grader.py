@@ -389,7 +389,7 @@ def test_block_checks_count_only_with_the_comparison_that_vouches_for_them(tmp_p
     assert r.status("1g-3-basic") == "passed" and r.tests["1g-3-basic"]["score"] == 1
     for tid in vouched:
         assert r.status(tid) == "failed" and r.tests[tid]["score"] == 0
-        assert "counts only when 1g-0-hidden passes too" in r.tests[tid]["output"]
+        assert "counts only when 1g-0-hidden finds" in r.tests[tid]["output"]
     if grading == "visible":
         assert "Total basic: 2/4 points" in r.json["output"] and r.json["score"] == 3
         return
@@ -699,8 +699,10 @@ G_BASIC = ["1g-0-basic", "1g-1-basic", "1g-2-basic", "1g-3-basic", "1g-4-basic",
            "1g-7-basic"]
 G_TESTS = G_BASIC + ["1g-0-hidden", "1g-1-hidden"]
 
-# With the reference present, a block that does not compute the handout's block also loses the basic tests that
-# its comparison vouches for (grader.py's vouched_by): its shapes and causality are the student process's word.
+# With the reference present, a block that computes no cross-attention block from its weights (it ignores C, or
+# looks ahead) also loses the basic tests that its comparison vouches for (grader.py's vouched_by): its shapes and
+# causality are the student process's word.  A block that is one, with other layer norms than the handout's,
+# loses only the comparison.
 BUGS = {
     **{f"dataset: {name}": ({"dataset.py": corruption(**kw)}, ["1e"], fails)
        for name, (kw, fails) in DATASET_BUGS.items()},
@@ -714,11 +716,9 @@ BUGS = {
         {"model.py": blocks(up="h = x_input + self.cross(self.norm_in(y), y)")}, G_TESTS,
         ["1g-3-basic", "1g-4-basic", "1g-5-basic", "1g-6-basic", "1g-1-hidden"]),
     "UpProject without layer norm": (
-        {"model.py": blocks(up="h = x_input + self.cross(y, x_input)")}, G_TESTS,
-        ["1g-3-basic", "1g-4-basic", "1g-5-basic", "1g-6-basic", "1g-1-hidden"]),
+        {"model.py": blocks(up="h = x_input + self.cross(y, x_input)")}, G_TESTS, ["1g-1-hidden"]),
     "DownProject without layer norm": (
-        {"model.py": blocks(down="h = queries + self.cross(x_input, queries)")}, G_TESTS,
-        ["1g-0-basic", "1g-1-basic", "1g-2-basic", "1g-5-basic", "1g-6-basic", "1g-0-hidden"]),
+        {"model.py": blocks(down="h = queries + self.cross(x_input, queries)")}, G_TESTS, ["1g-0-hidden"]),
     "blocks without the bottleneck (self-attention on the input)": (
         {"model.py": blocks(down="h = x_input + self.cross(self.norm_in(x_input), x_input) + 0 * queries.sum()",
                             up="h = y + 0 * x_input")}, G_TESTS,

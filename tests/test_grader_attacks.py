@@ -455,12 +455,28 @@ def test_a_second_start_fails_the_test_and_a_finished_test_announced_again_loses
     dict(ok("9a-0-basic"), seconds="soon"), dict(ok("9a-0-basic"), seconds=float("nan")),
     dict(ok("9a-0-basic"), seconds=True), dict(ok("9a-0-basic"), status="PASSED"),
     dict(ok("9a-0-basic"), message=["x"]), dict(ok("9a-0-basic"), output="x" * 100_000),
-    dict(ok("9a-0-basic"), score=100), ok("9a-1-basic"), ok("9z-0-basic"), {"ev": "done"}, {"ev": "ready"},
+    dict(ok("9a-0-basic"), score=100), dict(ok("9a-0-basic"), vouches=1), dict(ok("9a-0-basic"), vouches="yes"),
+    ok("9a-1-basic"), ok("9z-0-basic"), {"ev": "done"}, {"ev": "ready"},
     {"ev": "import", "module": {"a": 1}}, {"ev": 3}, {"ev": "start", "id": "9a-1-basic"}])
 def test_a_malformed_or_out_of_order_message_fails_the_running_test(bad):
     left, results, _ = drive([{"ev": "ready"}, {"ev": "start", "id": "9a-0-basic"}, bad])
     assert [(r["id"], r["status"]) for r in results] == [("9a-0-basic", "failed")], results
     assert "broke the grader's protocol" in results[0]["message"] and all(map(well_formed, results))
+
+
+def test_only_a_judge_can_say_that_a_failed_comparison_still_vouches():
+    """A failed comparison on a genuine block vouches for the basic tests that count with it (registry.Mismatch),
+    but only a judge's result says so: from a student's worker, the word is dropped."""
+    vouching = dict(ok("9a-0-hidden"), status="failed", vouches=True)
+    left, results, provisional = drive([{"ev": "ready"}, {"ev": "start", "id": "9a-0-hidden"}, vouching])
+    assert results == [] or all("vouches" not in r for r in results)
+    assert all("vouches" not in r for r in [*results, *provisional.values()]) and left == ["9a-0-basic", "9a-1-basic"]
+    judged = {}
+    drive([{"ev": "ready"}, {"ev": "start", "id": "9a-0-hidden"}, vouching], judged)
+    assert judged["9a-0-hidden"]["vouches"] is True and judged["9a-0-hidden"]["status"] == "failed"
+    judged = {}
+    drive([{"ev": "ready"}, {"ev": "start", "id": "9a-0-hidden"}, dict(vouching, vouches=False)], judged)
+    assert "vouches" not in judged["9a-0-hidden"]
 
 
 def test_the_parent_survives_any_message_a_worker_sends():

@@ -38,6 +38,9 @@ MESSAGE_FIELDS = {
     "result": {"id": _STR, "status": _STR, "message": _STR, "output": _STR, "seconds": float},
     "done": {},
 }
+# Fields a message may leave out: a judge's result says whether its failed comparison still vouches for the tests
+# that count with it (registry.Mismatch); the parent takes that word from a judge only.
+OPTIONAL_FIELDS = {"result": {"vouches": bool}}
 FIELD_CHARS = {"id": 100, "module": 100, "status": 10, "message": MESSAGE_CHARS + 100,
                "output": 2 * OUTPUT_CHARS + 200}
 
@@ -53,12 +56,15 @@ def check_message(msg, specs):
     ev = msg.get("ev")
     if not isinstance(ev, str) or ev not in MESSAGE_FIELDS:
         return "a message of no known kind"
-    fields = MESSAGE_FIELDS[ev]
-    if set(msg) != {"ev", *fields}:
+    fields, optional = MESSAGE_FIELDS[ev], OPTIONAL_FIELDS.get(ev, {})
+    if not {"ev", *fields} <= set(msg) <= {"ev", *fields, *optional}:
         return f"a {ev!r} message with other fields than {', '.join(sorted(fields)) or 'none'}"
-    for name, kind in fields.items():
+    for name, kind in {**fields, **{k: v for k, v in optional.items() if k in msg}}.items():
         value = msg[name]
-        if kind is float:
+        if kind is bool:
+            if not isinstance(value, bool):
+                return f"a {ev!r} message whose {name} is not true or false"
+        elif kind is float:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
                 return f"a {ev!r} message whose {name} is not a number of seconds"
         elif not isinstance(value, kind) or len(value) > FIELD_CHARS[name]:

@@ -93,5 +93,11 @@ class Fail(Exception):
     """A failed check, with the message shown to the student."""
 
 
+class Mismatch(Fail):
+    """A judged comparison that failed on data that still came from a genuine computation (a block that computes
+    a cross-attention block from its weights, though not the handout's): its failure costs its own points, and
+    it still vouches for the tests that count with it (Spec.vouched_by)."""
+
+
 class StudentImportError(Fail):
     pass

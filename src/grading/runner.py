@@ -223,8 +223,8 @@ class Runner:
                           "seconds": round(now - started_at, 3)}  # the parent's clock, not the worker's word
                 remaining.remove(tid)
                 progress += 1
-                if judged is not None:
-                    judged[tid] = result
+                if judged is not None:  # a judge's word: its failed comparison may still vouch (Mismatch)
+                    judged[tid] = dict(result, vouches=True) if msg.get("vouches") is True else result
                 elif self.specs[tid].judge is not None and result["status"] == "passed":
                     provisional[tid] = result
                 else:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from grading.context import Capture, Context, describe, seed_everything, where
 from grading.protocol import MESSAGE_CHARS
-from grading.registry import GRADER_SCRIPT, REGISTRY, SRC, Fail, settings
+from grading.registry import GRADER_SCRIPT, REGISTRY, SRC, Fail, Mismatch, settings
 from grading.users import permitted, readable_by
 
 
@@ -237,7 +237,7 @@ def worker_main():
         send({"ev": "start", "id": tid})
         capture.reset()
         started = time.perf_counter()
-        status, message = "passed", ""
+        status, message, vouches = "passed", "", False
         tmp = tempfile.TemporaryDirectory(prefix="grader-")
         ctx.tmp, ctx.current = Path(tmp.name), tid
         try:
@@ -248,7 +248,7 @@ def worker_main():
             if isinstance(returned, str):
                 message = returned
         except Fail as e:
-            status, message = "failed", str(e)
+            status, message, vouches = "failed", str(e), judging and isinstance(e, Mismatch)
         except AssertionError as e:
             status, message = "failed", (str(e) or "a check failed") + where(e, ctx.submission_dir)
         except SystemExit as e:
@@ -264,8 +264,9 @@ def worker_main():
             pass
         if len(message) > MESSAGE_CHARS:
             message = message[:MESSAGE_CHARS] + " [...]"
-        send({"ev": "result", "id": tid, "status": status, "message": message, "output": capture.excerpt(),
-              "seconds": round(seconds, 3)})
+        result = {"ev": "result", "id": tid, "status": status, "message": message, "output": capture.excerpt(),
+                  "seconds": round(seconds, 3)}
+        send(dict(result, vouches=True) if vouches else result)
     send({"ev": "done"})
     proto.close()
     return 0
