@@ -598,3 +598,29 @@ def test_a_judge_runs_under_the_memory_limit_of_a_students_worker(monkeypatch):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(graderUtil.__file__).parent).stdout
     assert out.split() == [f"({3 << 30},", f"{3 << 30})"]
+
+
+def test_the_judges_of_all_groups_run_in_as_many_processes_as_the_groups_had(monkeypatch):
+    """Once every group has run, the tests that passed beside the student's code are dealt out, longest first,
+    to --jobs judge processes (each imports torch: one per group cost more CPU than most judges)."""
+    from grading import runner
+
+    timeouts = {"9a-0-basic": 20, "9a-1-basic": 60, "9b-0-basic": 30, "9b-1-basic": 60, "9c-0-basic": 10}
+    specs = {tid: graderUtil.Spec(tid, "a test", lambda ctx: None, timeout=t) for tid, t in timeouts.items()}
+    shares = []
+    monkeypatch.setattr(runner.Runner, "_judge", lambda self, share: shares.append(sorted(share)))
+    r = runner.Runner(specs, {}, 1.0, lambda result: None)
+    try:
+        r.pending = {tid: {"seconds": 0.0, "output": ""} for tid in timeouts}
+        r.judge_pending(2)
+        # by time limit 60, 60, 30, 20, 10: dealt one each in turn
+        assert sorted(shares) == [["9a-0-basic", "9b-1-basic"], ["9a-1-basic", "9b-0-basic", "9c-0-basic"]]
+        shares.clear()
+        r.judge_pending(8)  # never more processes than tests
+        assert len(shares) == 5
+        shares.clear()
+        r.stopped = True  # interrupted: nothing more starts
+        r.judge_pending(2)
+        assert shares == []
+    finally:
+        r.close()

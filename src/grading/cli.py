@@ -220,6 +220,11 @@ def _main(argv, opened):
             except Exception:  # noqa: BLE001 - a bug of the grader's: that group's tests fail, the rest count
                 print(f"error: the grader failed running a group of tests (a bug of the grader, not of the "
                       f"submission):\n{traceback.format_exc()}", file=sys.stderr)
+        try:
+            runner.judge_pending(jobs)
+        except Exception:  # noqa: BLE001 - a bug of the grader's: the tests it was judging fail, the rest count
+            print(f"error: the grader failed judging the tests (a bug of the grader, not of the submission):\n"
+                  f"{traceback.format_exc()}", file=sys.stderr)
         finished = True
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -1,10 +1,13 @@
 """The parent's scheduler: runs groups of tests on worker processes, enforces their time limits, follows each
-worker through the protocol, and has every test that passed beside the student's code decided by its judge."""
+worker through the protocol, and has every test that passed beside the student's code decided by its judge.
+The judges of all groups run once the groups are done, in as many processes at a time as the groups had
+(--jobs; judge_pending): each judge process imports torch, which costs more CPU than most judges."""
 
 import shutil
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from grading import protocol  # protocol.check_message, looked up when called (a test patches it)
@@ -33,6 +36,7 @@ class Runner:
         self.lock = threading.Lock()
         self.stopped = False  # set on Ctrl-C: start no more workers
         self.judge_dir = Path(tempfile.mkdtemp(prefix="grader-judge-"))  # root-only where the grader is root
+        self.pending = {}  # tests that passed beside the student's code, with their reports taken: judge_pending
 
     def limit(self, tid):
         return self.specs[tid].timeout * self.timeout_scale
@@ -53,9 +57,11 @@ class Runner:
         with LIVE_LOCK:
             LIVE.discard(worker)
 
-    def memory(self):
-        """The address space of a worker, the student's or a judge (see WORKER_ADDRESS_SPACE)."""
-        return WORKER_ADDRESS_SPACE + max(1, int(self.base_cfg.get("threads", 1))) * THREAD_ADDRESS_SPACE
+    def memory(self, cfg=None):
+        """The address space of a worker that computes on cfg's threads (default: a student's worker's), the
+        student's or a judge (see WORKER_ADDRESS_SPACE)."""
+        threads = (cfg or self.base_cfg).get("threads", 1)
+        return WORKER_ADDRESS_SPACE + max(1, int(threads)) * THREAD_ADDRESS_SPACE
 
     def limits(self, ids):
         """The resource limits of a student's worker that runs the tests `ids` (see WORKER_ADDRESS_SPACE)."""
@@ -92,8 +98,25 @@ class Runner:
                             self._fail(tid, problem, first["seconds"])
                 if not self.sandbox:
                     shutil.rmtree(tmp, ignore_errors=True)
-        if provisional and not self.stopped:
-            self._judge(provisional)
+        with self.lock:
+            self.pending.update(provisional)
+
+    def judge_pending(self, jobs=1):
+        """Decide every test that passed beside the student's code, once every group has run: in `jobs` judge
+        processes at a time (more where one dies or breaks the protocol), the tests dealt out longest first."""
+        if not self.pending or self.stopped:
+            return
+        shares = [{} for _ in range(max(1, min(jobs, len(self.pending))))]
+        for k, tid in enumerate(sorted(self.pending, key=lambda t: -self.specs[t].timeout)):
+            shares[k % len(shares)][tid] = self.pending[tid]
+        pool = ThreadPoolExecutor(max_workers=len(shares))
+        done = False
+        try:
+            for future in [pool.submit(self._judge, share) for share in shares]:
+                future.result()
+            done = True
+        finally:  # interrupted: the caller stops the judges (kill_live_workers); waiting here would outlast it
+            pool.shutdown(wait=done, cancel_futures=not done)
 
     def _judge(self, provisional):
         judged = {}
@@ -102,7 +125,7 @@ class Runner:
             # a judge runs as the grader (root on Gradescope) on what a student's process sent: the same bound on
             # its memory as that process has, so that no report can take the machine's memory through it
             cfg = dict(self.judge_cfg, tests=remaining, judge=True, report_dir=str(self.judge_dir),
-                       limits={"memory": self.memory()})
+                       limits={"memory": self.memory(self.judge_cfg)})
             worker = self._start(cfg)
             try:
                 remaining = self._drive(worker, remaining, None, judged)
