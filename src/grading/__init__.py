@@ -9,11 +9,12 @@ data set).  One job a module:
   worker    inside a worker process: its environment and limits, the privilege drop, the loop (worker_main)
   protocol  what a worker may send: the messages and their checks, the report handed to a judge
   process   the parent's handle on one worker process (Worker): start, read signed messages, kill
-  runner    the scheduler (Runner): groups of tests on workers, time limits, judges
+  runner    the scheduler (Runner): groups of tests on workers, time limits, then the judges (--jobs at a time)
   users     the unprivileged user: root or not, a user id of the run's own, its processes, what it may read
   sandbox   the worker user's copies and folders as root, and the clean-up of what the user made
   points    the points table, the accuracy thresholds, the reference's folder, prediction files
-  report    the summary and Gradescope's results.json, as the hidden tests' visibility allows
+  report    which basic tests count (vouch), the summary and Gradescope's results.json, as the hidden tests'
+            visibility allows
   cli       grader.py's command line (main)
 
 Who can reach what (see "Isolation" below).  Every test has two halves: the test runs in a worker process beside
@@ -21,7 +22,9 @@ the student's code and only reports what that code computed, as data (`ctx.repor
 decides, in a second worker that never imports student code, from that data alone (and the reference solution or
 the held-out answers where it needs them).  What the student's process concludes never counts: a test it fails
 fails (failing early can only cost the student), a test it passes is the judge's to decide, so code that patches
-the grader in its own memory or forges the worker's messages wins nothing.
+the grader in its own memory or forges the worker's messages wins nothing.  Code that writes the reports itself
+can only send data; a basic test whose data zero tensors would pass (shapes, causality) counts only where a
+hidden comparison of values at the same weights vouches for the same code (Spec.vouched_by, report.vouch).
 
 Isolation.  Run as root (Gradescope runs the autograder as root), the grader keeps the held-out answers, the
 reference solution and the results to itself.  A Sandbox holds, in a root-owned folder the workers can read
