@@ -51,7 +51,7 @@ class Spec:
         self.kind = tid.rsplit("-", 1)[-1]
         self.judge = None  # judge(ctx, report): decides the test in a worker without student code
         # The judged comparisons that vouch for this test's data (report.vouch): where they ran, this test
-        # counts only if they passed
+        # counts only if they vouch (they passed, or failed on a genuine block: Mismatch)
         self.vouched_by = tuple(vouched_by)
 
     @property

@@ -7,7 +7,7 @@ import shutil
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 from grading import protocol  # protocol.check_message, looked up when called (a test patches it)
@@ -110,13 +110,15 @@ class Runner:
         for k, tid in enumerate(sorted(self.pending, key=lambda t: -self.specs[t].timeout)):
             shares[k % len(shares)][tid] = self.pending[tid]
         pool = ThreadPoolExecutor(max_workers=len(shares))
+        futures = [pool.submit(self._judge, share) for share in shares]
         done = False
         try:
-            for future in [pool.submit(self._judge, share) for share in shares]:
-                future.result()
+            wait(futures)  # every share, even where another failed: no judge may report after the summary
             done = True
         finally:  # interrupted: the caller stops the judges (kill_live_workers); waiting here would outlast it
             pool.shutdown(wait=done, cancel_futures=not done)
+        for future in futures:
+            future.result()  # a bug of the grader's in one share's judging, raised once all are done
 
     def _judge(self, provisional):
         judged = {}
