@@ -3,10 +3,10 @@
 grader.py's part (g) tests lean on this, and so do the perceiver cases of finetune (grader_training.py).  The
 blocks are found and checked by what they compute, never by their attributes' names: the basis C is the one
 parameter of its shape (find_basis), a model's blocks are recognised by their class (perceiver_runs).  Beside
-the student's code: building and running the blocks (build_block, run_down, run_up, changes, perceiver_runs),
-failing at once where an output is no tensor of the expected shape (require_tensor), which can only cost the
-student.  In the judge, which never imports student code and alone decides the verdict: reading the reported
-outputs (tensors, changed_rows).  perceiver_config and find_basis serve both sides: the judge builds the
+the student's code: building and running the blocks (build_block, run_down, run_up, changes, perceiver_runs,
+observe_basis, observe_perceiver_models), failing at once where an output is no tensor of the expected shape
+(require_tensor), which can only cost the student.  In the judge, which never imports student code and alone
+decides the verdict: reading the reported outputs (tensors, changed_rows, check_basis, check_perceiver_models).  perceiver_config and find_basis serve both sides: the judge builds the
 reference's block from the one and finds its basis with the other (grader_same_weights.py).
 """
 

@@ -1,8 +1,9 @@
-"""What finetune and pretrain build (parts c, f and g): the TrainerConfig's numbers and the Trainer.
+"""What finetune and pretrain build (parts c, f and g): the TrainerConfig's numbers and the Trainer; and what
+initialize_vanilla_model and train do (part c).
 
 grader.py's tests of finetune and pretrain lean on this.  The student's worker calls them the way run.py does,
 with Trainer.train replaced by a tripwire (without_training), and reports what they returned as data
-(training_facts, finetune_case).  The judge, which never imports student code and alone decides the verdict,
+(training_facts, finetune_case; vanilla_model_facts and train_facts for the other two).  The judge, which never imports student code and alone decides the verdict,
 compares that data with the numbers the test writes out (judge_training, finetune_judge).
 """
 
