@@ -26,7 +26,7 @@ import grader_predictions
 import graderUtil
 from graderUtil import (  # noqa: F401  (some names are re-exported for the instructor's test suite)
     PENDING_MESSAGE, REGISTRY, Fail, call, grader_judge, grader_test, load_points, main,
-    normalized_sha256, read_prediction_lines, seed_everything, select_thresholds)
+    normalized_sha256, read_prediction_lines, read_tsv_rows, seed_everything, select_thresholds)
 from grader_dataset import (MASK, PAD, Examples, check_masked_lengths, corruption_dataset, observe, observe_whole,
                             random_lines, whole_parts)
 from grader_perceiver import (build_block, changed_rows, changes, check_basis, check_perceiver_models, observe_basis,
@@ -133,8 +133,8 @@ AS_REPORTED = "(judged on what your code's process reports)"
 C0_SIZES = dict(vocab=40, block=32, n_layer=3, n_head=2, n_embd=16)  # run on 2 sequences of 10 tokens
 
 
-@grader_test("1c-0-basic", "initialize_vanilla_model returns a vanilla GPT built from mconf (counts with 1c-0-hidden)",
-             timeout=30, vouched_by=("1c-0-hidden",))
+@grader_test("1c-0-basic", "initialize_vanilla_model returns a vanilla GPT built from mconf (counts with "
+             "1c-0-hidden)", timeout=30, vouched_by=("1c-0-hidden",))
 def test_1c_0(ctx):
     ctx.report(vanilla_model_facts(ctx, C0_SIZES))
 
@@ -223,8 +223,8 @@ def judge_1d_london(ctx, report):
     from collections import Counter
 
     try:
-        train = [line.split("\t") for line in read_prediction_lines(ctx.data_path("birth_places_train.tsv"))]
-        dev = [line.split("\t") for line in read_prediction_lines(ctx.data_path("birth_dev.tsv"))]
+        train = read_tsv_rows(ctx.data_path("birth_places_train.tsv"))
+        dev = read_tsv_rows(ctx.data_path("birth_dev.tsv"))
     except Fail as e:
         return f"not computed: {e}"
     places = [f[1].strip() for f in train if len(f) > 1]

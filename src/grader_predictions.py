@@ -31,7 +31,7 @@ from pathlib import Path
 
 import course
 from grader_decoder import agreement_score, greedy_answers, logits
-from graderUtil import Fail, count_lines, read_prediction_lines
+from graderUtil import Fail, count_lines, read_prediction_lines, read_tsv_rows
 
 PAD, MASK = course.PAD_CHAR, course.MASK_CHAR
 MODEL = course.MODEL  # the handout's model (run.py's defaults)
@@ -330,7 +330,7 @@ def params_agreement(ctx, fname, params_name, variant, target, questions, predic
 
 
 def read_questions(path):
-    return [line.split("\t")[0] for line in read_prediction_lines(path) if line.strip()]
+    return [fields[0] for fields in read_tsv_rows(path)]
 
 
 # -- the tests of a prediction file ------------------------------------------------------------------------
@@ -388,7 +388,7 @@ def file_judge(fname, gold_files):
     def judge(ctx, report):
         split, target = PREDICTIONS[fname]
         gold_path = ctx.data_path(gold_files[split])
-        gold = [line.split("\t") for line in read_prediction_lines(gold_path) if line.strip()]
+        gold = read_tsv_rows(gold_path)
         if any(len(fields) < 2 for fields in gold):
             raise Fail(f"{gold_path} has no answer column (a problem of the grading set-up)")
         questions = read_questions(ctx.data_path(QUESTION_FILES[split]))

@@ -18,7 +18,7 @@ from srcpath import SRC
 srcpath.use(SRC)
 from course import PREDICTION_FILES  # noqa: E402  (the one list of deliverables)
 from fileio import atomic_path  # noqa: E402  (the drivers' one atomic writer)
-import graderUtil  # noqa: E402  (the grader's harness: how it splits a prediction file into lines)
+import graderUtil  # noqa: E402  (the grader's harness: how it reads prediction lines and answer rows)
 import upload  # noqa: E402  (which files of an upload are graded: the same rule as on Gradescope)
 # the answers each prediction file is scored against: dev answers ship with the data, test answers are held
 # out (present only where submissions are graded)
@@ -36,18 +36,13 @@ def split_lines(text):
     return [line.strip() for line in graderUtil.prediction_lines(text)]
 
 
-def read_lines(path):
-    return split_lines(Path(path).read_text(encoding="utf-8", errors="replace"))
-
-
 def load_answers(data_dir):
     """{prediction file: [answers]} for the splits whose answer file is in data_dir."""
     answers = {}
     for fname in PREDICTION_FILES:
         gold = Path(data_dir) / GOLD_FILES[fname.split(".")[2]]
         if gold.is_file():
-            rows = [line.split("\t") for line in read_lines(gold) if line]
-            answers[fname] = [r[1].strip() if len(r) > 1 else "" for r in rows]
+            answers[fname] = [r[1].strip() if len(r) > 1 else "" for r in graderUtil.read_tsv_rows(gold)]
     return answers
 
 

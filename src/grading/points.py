@@ -80,3 +80,9 @@ def prediction_lines(text):
 
 def read_prediction_lines(path):
     return prediction_lines(Path(path).read_text(encoding="utf-8", errors="replace"))
+
+
+def read_tsv_rows(path):
+    """The rows of a question/answer file (birth_dev.tsv, the held-out answers, ...) as the grader reads them: its
+    lines (read_prediction_lines) split at tabs, blank lines skipped, as the course's utils.evaluate_places does."""
+    return [line.split("\t") for line in read_prediction_lines(path) if line.strip()]
