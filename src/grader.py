@@ -24,18 +24,19 @@ import sys
 import course  # the course's facts: model size, targets, deliverables
 import grader_predictions
 import graderUtil
-from graderUtil import (  # noqa: F401  (some names are re-exported for the instructor's test suite)
-    PENDING_MESSAGE, REGISTRY, Fail, call, grader_judge, grader_test, load_points, main,
-    normalized_sha256, read_prediction_lines, read_tsv_rows, seed_everything, select_thresholds)
-from grader_dataset import (MASK, PAD, Examples, check_masked_lengths, corruption_dataset, observe, observe_whole,
-                            random_lines, whole_parts)
-from grader_perceiver import (build_block, changed_rows, changes, check_basis, check_perceiver_models, observe_basis,
-                              observe_perceiver_models, perceiver_config, perceiver_runs, require_tensor, run_down,
-                              run_up, tensors)
+from graderUtil import (  # noqa: F401  (PENDING_MESSAGE .. select_thresholds: for the instructor's test suite)
+    PENDING_MESSAGE, REGISTRY, Fail, grader_judge, grader_test, load_points, main, normalized_sha256, seed_everything,
+    select_thresholds)
+from grader_dataset import (check_masked_lengths, check_padding, check_random, check_rearrangement, check_shift,
+                            check_truncation, check_vocabulary, corruption_dataset, observe, observe_whole,
+                            random_lines)
+from grader_perceiver import (build_block, changed_rows, changes, check_basis, check_causal_perceiver,
+                              check_down_batch, check_perceiver_models, observe_basis, observe_causal_perceiver,
+                              observe_down_shapes, observe_perceiver_models, perceiver_config, run_down, run_up)
 from grader_same_weights import compare_block, compare_vanilla, report_block, report_vanilla
-from grader_training import (TCONF_NAMES, WORKERS, check_result_pair, corpus, finetune_case, finetune_judge,
-                             judge_training, tiny_gpt, train_facts, training_facts, vanilla_model_facts,
-                             without_training)
+from grader_training import (TCONF_NAMES, WORKERS, check_result_pair, check_train, check_vanilla_model, corpus,
+                             finetune_case, finetune_judge, judge_training, tiny_gpt, train_facts, training_facts,
+                             vanilla_model_facts, without_training)
 
 # The student's files, and the student files each one imports (the harness imports those first, so that a
 # broken file is named as the one that broke).
@@ -60,8 +61,8 @@ GRADING_FILES = ["grader.py", "graderUtil.py", "grading/__init__.py", "grading/c
                  "grading/points.py", "grading/process.py", "grading/protocol.py", "grading/registry.py",
                  "grading/report.py", "grading/runner.py", "grading/sandbox.py", "grading/users.py",
                  "grading/worker.py", "grader_training.py", "grader_dataset.py", "grader_perceiver.py",
-                 "grader_same_weights.py", "grader_predictions.py", "grader_decoder.py", "grader_written.py",
-                 "grader_replay.py", "attention_simulation.py", "course.py", "points.json"]
+                 "grader_same_weights.py", "grader_predictions.py", "grader_params.py", "grader_decoder.py",
+                 "grader_written.py", "grader_replay.py", "attention_simulation.py", "course.py", "points.json"]
 
 graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[ANSWERS_FILE],
                      dataset_file="birth_dev.tsv", grading_files=GRADING_FILES)
@@ -86,19 +87,18 @@ def _register_predictions(tid, fname, description):
 WRITTEN = dict(timeout=20, extra_credit=True, group="written")
 
 
-def _written(ctx, check):
-    """Beside the student's code: the check runs on a Recorder of attention_exploration.py, and what the
-    student's functions returned is reported; a check that fails here fails the test at once."""
-    import grader_replay  # next to this file; imports torch, so only inside a worker
-    import grader_written
+def _register_written(tid, description, check, rule):
+    """Beside the student's code the check runs on a Recorder of attention_exploration.py and what the student's
+    functions returned is reported (a check that fails there fails the test at once); the judge runs the same
+    check on a Replay of that report (grader_replay.py), and only its verdict counts."""
 
-    recorder = grader_replay.Recorder(ctx.student("attention_exploration"))
-    getattr(grader_written, check)(recorder)
-    ctx.report(recorder.calls)
+    def test(ctx):
+        import grader_replay  # next to this file; imports torch, so only inside a worker
+        import grader_written
 
-
-def _judge_written(check):
-    """The judge: the same check on a Replay of what was reported (grader_replay.py)."""
+        recorder = grader_replay.Recorder(ctx.student("attention_exploration"))
+        getattr(grader_written, check)(recorder)
+        ctx.report(recorder.calls)
 
     def judge(ctx, calls):
         import grader_replay
@@ -106,24 +106,18 @@ def _judge_written(check):
 
         getattr(grader_written, check)(grader_replay.Replay(calls))
 
-    return judge
-
-
-def _register_written(tid, description, check, rule):
-    def test(ctx):
-        _written(ctx, check)
-
     test.__doc__ = rule
     grader_test(tid, description, **WRITTEN)(test)
-    grader_judge(tid)(_judge_written(check))
+    grader_judge(tid)(judge)
 
 
 # What the student's process reports can be anything its code writes.  A basic test that checks properties
 # (shapes, causality) which zero tensors also have counts only with the hidden comparison that checks the same
 # code's values against the reference at the same weights (vouched_by; without a reference, on a student's
 # machine, it stands alone).  A comparison that fails on a genuine block (a cross-attention block from these
-# weights with other layer norms, residual or MLP: graderUtil.Mismatch) costs its own point and still vouches.  What finetune, pretrain and train call and with which numbers has nothing to
-# compare: those tests say that they judge what the student's process reports.
+# weights with other layer norms, residual or MLP: graderUtil.Mismatch) costs its own point and still vouches.
+# What finetune, pretrain and train call and with which numbers has nothing to compare: those tests say that they
+# judge what the student's process reports.
 AS_REPORTED = "(judged on what your code's process reports)"
 
 
@@ -141,16 +135,9 @@ def test_1c_0(ctx):
 
 @grader_judge("1c-0-basic")
 def judge_1c_0(ctx, facts):
-    """initialize_vanilla_model(mconf) is GPT(mconf): the model that mconf describes, not a perceiver."""
-    facts = facts if isinstance(facts, dict) else {}
-    if facts.get("is_gpt") is not True:
-        raise Fail(f"initialize_vanilla_model returned a {facts.get('type')}, not a model.GPT")
-    if facts.get("perceiver") is not False:
-        raise Fail("initialize_vanilla_model built a perceiver; the vanilla variant is GPT(mconf) as given")
-    if facts.get("blocks") != 3 or facts.get("block_size") != 32:
-        raise Fail("initialize_vanilla_model did not build the model that mconf describes")
-    if facts.get("logits_shape") != [2, 10, 40]:
-        raise Fail(f"the model's logits have shape {tuple(facts.get('logits_shape') or ())}")
+    """initialize_vanilla_model(mconf) is GPT(mconf): the model that mconf describes (3 blocks, block size 32,
+    logits of shape (2, 10, 40) on 2 sequences of 10 tokens), not a perceiver."""
+    check_vanilla_model(facts, C0_SIZES)
 
 
 FINETUNE_BLOCK = 128  # the block size run.py passes (course.MODEL)
@@ -180,14 +167,7 @@ def test_1c_2(ctx):
 @grader_judge("1c-2-basic")
 def judge_1c_2(ctx, facts):
     """train(model, path, trainer_obj) calls trainer_obj.train() and then saves the model's state dict."""
-    facts = facts if isinstance(facts, dict) else {}
-    if facts.get("written") is not True:
-        raise Fail("train did not write the parameters file: it must call trainer_obj.train() and then "
-                   "save_state_dict(model, writing_params_path)")
-    if facts.get("state_saved") is not True:
-        raise Fail("train saved something other than the model's state dict (use save_state_dict(model, path))")
-    if facts.get("trained") is not True:
-        raise Fail("train saved the parameters without training: call trainer_obj.train() first")
+    check_train(facts)
 
 
 VANILLA_HIDDEN = dict(vocab=256, block=128, n_layer=4, n_head=8, n_embd=256)  # 2 sequences of 100 tokens
@@ -220,21 +200,7 @@ def test_1d_london(ctx):
 
 @grader_judge("1d-0-basic")
 def judge_1d_london(ctx, report):
-    from collections import Counter
-
-    try:
-        train = read_tsv_rows(ctx.data_path("birth_places_train.tsv"))
-        dev = read_tsv_rows(ctx.data_path("birth_dev.tsv"))
-    except Fail as e:
-        return f"not computed: {e}"
-    places = [f[1].strip() for f in train if len(f) > 1]
-    gold = [f[1].strip() for f in dev if len(f) > 1]
-    if not places or not gold:
-        return "not computed: the training or dev file has no places"
-    place = Counter(places).most_common(1)[0][0]  # ties: the place seen first
-    correct = sum(1 for g in gold if g == place)
-    return (f"always answering '{place}' (the most common training birthplace) gets {correct}/{len(gold)} = "
-            f"{100.0 * correct / len(gold):.2f}% on dev")
+    return grader_predictions.london_baseline(ctx, "birth_places_train.tsv", "birth_dev.tsv")
 
 
 _register_predictions("1d-0-hidden", "vanilla.nopretrain.dev.predictions",
@@ -253,31 +219,28 @@ _register_predictions("1d-1-hidden", "vanilla.nopretrain.test.predictions",
 # Every test seeds random, NumPy and torch alike (seed_everything), so a given implementation always gets the
 # same verdict; each number a judge checks keeps a correct implementation's false failures below 1e-6 even
 # without the seed (the bounds are in grader_dataset.py).  A test only draws examples and reports them as data
-# (observe); the judge reads them (Examples).
+# (observe); the judge reads them (grader_dataset's check_* functions, given the numbers the test drew with).
+
+
+E0_LINES = random_lines(1, [30, 70, 12, 200])
 
 
 @grader_test("1e-0-basic", "vocabulary (PAD 0, MASK 1, then sorted characters); __getitem__ returns two "
              "LongTensors of length block_size-1 or block_size", timeout=20)
 def test_1e_0(ctx):
-    lines = random_lines(1, [30, 70, 12, 200])
-    ds = corruption_dataset(ctx, lines, 61)  # a block size that is no multiple of 4 or 8: int() bounds, not floats
+    ds = corruption_dataset(ctx, E0_LINES, 61)  # a block size that is no multiple of 4 or 8: int() bounds, not floats
     seed_everything(10)
-    ctx.report(observe(ctx, ds, range(len(lines))))
+    ctx.report(observe(ctx, ds, range(len(E0_LINES))))
 
 
 @grader_judge("1e-0-basic")
 def judge_1e_0(ctx, report):
     """Id 0 is PAD_CHAR (□), id 1 MASK_CHAR (⁇), then the corpus's distinct characters in sorted order;
     every example is a pair of LongTensors of length block_size - 1 or block_size (both readings of the spec)."""
-    seen = Examples(report, 61)
-    if (seen.pad, seen.mask) != (PAD, MASK):
-        raise Fail("PAD_CHAR must be '\\u25A1' and MASK_CHAR '\\u2047'")
-    if seen.pad_id != 0 or seen.mask_id != 1 or seen.itos[:2] != [PAD, MASK]:
-        raise Fail("the vocabulary must give PAD_CHAR id 0 and MASK_CHAR id 1")
-    if seen.itos[2:] != sorted(set("\n".join(random_lines(1, [30, 70, 12, 200])))):
-        raise Fail("the vocabulary must list the corpus's distinct characters, sorted, from id 2 on")
-    if len(seen) != 4:
-        raise Fail("the test reported no examples of the dataset to check")
+    check_vocabulary(report, 61, E0_LINES)
+
+
+E1_DRAWS = {128: 4000, 50: 2000}  # block size: examples of a line of 600 characters
 
 
 @grader_test("1e-1-basic", "truncation: length drawn from 4..int(block_size*3/4) (up to 7/8 accepted), covering "
@@ -285,7 +248,7 @@ def judge_1e_0(ctx, report):
 def test_1e_1(ctx):
     line = random_lines(2, [600])
     reports = {}
-    for block, draws in ((128, 4000), (50, 2000)):
+    for block, draws in E1_DRAWS.items():
         ds = corruption_dataset(ctx, line, block)
         seed_everything(11)
         reports[block] = observe(ctx, ds, [0] * draws)
@@ -298,48 +261,30 @@ def judge_1e_1(ctx, report):
     or above int(block_size*7/8) (the older variant's bound, which the course also accepts).  Block size 50 is the
     course's grader's: no multiple of 4, so a bound written as a float (37.5) cannot be drawn.  False failures: see
     grader_dataset.py."""
-    for block, draws in ((128, 4000), (50, 2000)):
-        seen = Examples((report or {}).get(block), block)
-        top, accepted = int(block * 3 / 4), int(block * 7 / 8)
-        if len(seen) != draws:
-            raise Fail("the test reported no examples of the dataset to check")
-        lengths = {sum(1 for c in seen.text(x) if c not in (seen.pad, seen.mask)) for x in seen.x}
-        if min(lengths) < 4 or max(lengths) > accepted:
-            raise Fail(f"with block_size {block} the truncated length (prefix + masked + suffix) ranged over "
-                       f"{min(lengths)}..{max(lengths)}; it must be drawn from 4..{top} (int(block_size * 3/4))")
-        missing = sorted(set(range(4, top + 1)) - lengths)
-        if missing:
-            raise Fail(f"with block_size {block}, {draws} examples of a long line never had a truncated length of "
-                       f"{missing[:8]}{'...' if len(missing) > 8 else ''}: draw it uniformly from 4..{top}")
+    check_truncation(report, E1_DRAWS)
+
+
+E2_LINES = random_lines(3, [5, 9, 17, 40, 64, 90, 111, 113, 150, 300, 500])
+E2_WHOLE = random_lines(4, [40])[0]  # a line that draws keep whole with block size 128
 
 
 @grader_test("1e-2-basic", "rearrangement prefix+MASK+suffix+MASK+masked(+MASK) rebuilds the line's start; the "
              "masked span's start varies", timeout=60)  # a correct reading needs ~37,000 draws: 6-16 s measured
 def test_1e_2(ctx):
-    lines = random_lines(3, [5, 9, 17, 40, 64, 90, 111, 113, 150, 300, 500])
-    ds = corruption_dataset(ctx, lines, 128)
+    ds = corruption_dataset(ctx, E2_LINES, 128)
     seed_everything(12)
-    samples = observe(ctx, ds, [k % len(lines) for k in range(1100)])
+    samples = observe(ctx, ds, [k % len(E2_LINES) for k in range(1100)])
     # where the masked span starts must vary (draws that keep a line of 40 characters whole, see above)
-    ds = corruption_dataset(ctx, random_lines(4, [40]), 128)
+    ds = corruption_dataset(ctx, [E2_WHOLE], 128)
     seed_everything(13)
-    ctx.report({"samples": samples, "whole": observe_whole(ctx, ds, random_lines(4, [40])[0])})
+    ctx.report({"samples": samples, "whole": observe_whole(ctx, ds, E2_WHOLE)})
 
 
 @grader_judge("1e-2-basic")
 def judge_1e_2(ctx, report):
     """x reads prefix ⁇ suffix ⁇ masked ⁇ then PADs, prefix + masked + suffix is the line's beginning (short
     lines too), and where the masked span starts is random."""
-    lines = random_lines(3, [5, 9, 17, 40, 64, 90, 111, 113, 150, 300, 500])
-    seen = Examples((report or {}).get("samples"), 128)
-    if seen.idx != [k % len(lines) for k in range(1100)]:
-        raise Fail("the test reported no examples of the dataset to check")
-    for k, idx in enumerate(seen.idx):
-        seen.parts(k, lines[idx])
-    starts = {len(p) for p, m, s in whole_parts(report.get("whole"), random_lines(4, [40])[0])}
-    if len(starts) < 2:
-        raise Fail("CharCorruptionDataset.__getitem__: the masked span always starts at the same place; its start "
-                   "must be random")
+    check_rearrangement(report, E2_LINES, 1100, E2_WHOLE)
 
 
 @grader_test("1e-3-basic", "padding: PAD_CHARs only at the end, up to block_size", timeout=20)
@@ -356,18 +301,7 @@ def test_1e_3(ctx):
 @grader_judge("1e-3-basic")
 def judge_1e_3(ctx, report):
     """PAD_CHARs fill the string up to block_size and appear nowhere else."""
-    for block in (128, 50):
-        seen = Examples((report or {}).get(block), block)
-        if len(seen) != 600:
-            raise Fail("the test reported no examples of the dataset to check")
-        for x, y in zip(seen.x, seen.y):
-            s = seen.text(x + y[-1:])
-            body = s.rstrip(seen.pad)
-            if seen.pad in body:
-                raise Fail(f"CharCorruptionDataset.__getitem__: PAD_CHAR may only appear at the end; got {s[:70]!r}")
-            if not body or len(body) > int(block * 7 / 8) + 3:
-                raise Fail("CharCorruptionDataset.__getitem__: the text before the padding must be the truncated "
-                           f"line plus the MASK_CHARs; got {len(body)} characters with block_size {block}")
+    check_padding(report, (128, 50), 600)
 
 
 @grader_test("1e-4-basic", "x and y: y[i] is the character that follows x[i]", timeout=20)
@@ -381,17 +315,7 @@ def test_1e_4(ctx):
 @grader_judge("1e-4-basic")
 def judge_1e_4(ctx, report):
     """x = masked_string[:-1], y = masked_string[1:]: y is x shifted by one, and ends in a PAD_CHAR."""
-    seen = Examples(report, 128)
-    if len(seen) != 400:
-        raise Fail("the test reported no examples of the dataset to check")
-    pad_id = seen.itos.index(seen.pad) if seen.pad in seen.itos else None
-    for x, y in zip(seen.x, seen.y):
-        if x[1:] != y[:-1]:
-            raise Fail("CharCorruptionDataset.__getitem__: y must be x shifted by one (x = s[:-1], y = s[1:]); "
-                       f"got x={seen.text(x[:30])!r}..., y={seen.text(y[:30])!r}...")
-        if y[-1] != pad_id:
-            raise Fail("CharCorruptionDataset.__getitem__: the last target must be the padded string's last "
-                       "character (a PAD_CHAR)")
+    check_shift(report, 400)
 
 
 @grader_test("1e-5-basic", "masked span: about 1/4 of the truncated length on average, random at every truncated "
@@ -426,13 +350,7 @@ def test_1e_6(ctx):
 @grader_judge("1e-6-basic")
 def judge_1e_6(ctx, report):
     """Each draw of a line is a new random example, from whichever generator (random, NumPy, torch)."""
-    seen = Examples(report, 128)
-    if seen.idx != [idx for idx in range(3) for _ in range(20)]:
-        raise Fail("the test reported no examples of the dataset to check")
-    for idx in range(3):
-        if len({tuple(x) for x, i in zip(seen.x, seen.idx) if i == idx}) < 2:
-            raise Fail(f"CharCorruptionDataset.__getitem__: 20 draws of line {idx} gave the same example each time; "
-                       "the truncation and the masked span must be drawn at random on every call")
+    check_random(report, 3, 20)
 
 
 # -- part (f): pretraining --------------------------------------------------------------------------------
@@ -509,30 +427,13 @@ G0_CASES = ((8, 32, 4), (16, 48, 3))
 @grader_test("1g-0-basic", "DownProjectBlock: (B, T, C) -> (B, m, C) for every T >= m (counts with 1g-0-hidden)",
              timeout=30, vouched_by=("1g-0-hidden",))
 def test_1g_0(ctx):
-    import torch
-
-    cases = []
-    for m, n_embd, n_head in G0_CASES:
-        block = build_block(ctx, "DownProjectBlock", perceiver_config(ctx, m=m, n_embd=n_embd, n_head=n_head))
-        with torch.no_grad():
-            for b, t in SHAPES + ((2, m + 1),):
-                run_down(ctx, block, torch.randn(b, max(t, m), n_embd), m)
-            x = torch.randn(3, 20, n_embd)
-            cases.append([run_down(ctx, block, x[1:2], m), run_down(ctx, block, x, m)[1:2]])
-    ctx.report(cases)
+    ctx.report(observe_down_shapes(ctx, G0_CASES, SHAPES))
 
 
 @grader_judge("1g-0-basic")
 def judge_1g_0(ctx, report):
     """The down block maps (B, T, n_embd) to (B, bottleneck_dim, n_embd), each sequence on its own."""
-    import torch
-
-    if not isinstance(report, list) or len(report) != len(G0_CASES):
-        raise Fail("the test reported no outputs of the student's code to check")
-    for (m, n_embd, _), pair in zip(G0_CASES, report):
-        alone, in_batch = tensors(pair, 2, (1, m, n_embd))
-        if not torch.allclose(alone, in_batch, atol=1e-5):
-            raise Fail("DownProjectBlock: a sequence's bottleneck depends on the other sequences of the batch")
+    check_down_batch(report, G0_CASES)
 
 
 G1_CASES = ((8, 32, 4), (24, 64, 4))
@@ -652,48 +553,14 @@ G6_POSITIONS = (3, 8, 20, 63)
 @grader_test("1g-6-basic", "the perceiver GPT from initialize_perceiver_model is causal (counts with 1g-0-hidden "
              "and 1g-1-hidden)", timeout=30, vouched_by=PERCEIVER_COMPARISONS)
 def test_1g_6(ctx):
-    import torch
-
-    helper, model = ctx.student("helper"), ctx.student("model")
-    cfg = model.GPTConfig(30, 64, n_layer=3, n_head=2, n_embd=32, embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0)
-    net = call("initialize_perceiver_model", ctx.submission_dir, helper.initialize_perceiver_model, cfg, 8)
-    if net is None:
-        raise Fail("initialize_perceiver_model returned None: its part (g) code in helper.py is missing")
-    net.eval()
-    kinds = sorted({kind for kind, _, _ in perceiver_runs(ctx, net, torch.randint(0, 30, (1, 16)))})
-    outputs = []
-    if {"down", "up"} <= set(kinds):
-        with torch.no_grad():
-            torch.manual_seed(1)
-            idx = torch.randint(0, 30, (2, 64))
-            base, _ = call("the perceiver GPT's forward", ctx.submission_dir, net, idx)
-            outputs.append(require_tensor(base, "the perceiver GPT's forward", (2, 64, 30)))
-            for t in G6_POSITIONS:
-                changed = idx.clone()
-                changed[:, t:] = (idx[:, t:] + torch.randint(1, 30, (2, 64 - t))) % 30
-                out, _ = call("the perceiver GPT's forward", ctx.submission_dir, net, changed)
-                outputs.append(out)
-    ctx.report({"kinds": kinds, "outputs": outputs})
+    ctx.report(observe_causal_perceiver(ctx, G6_POSITIONS))
 
 
 @grader_judge("1g-6-basic")
 def judge_1g_6(ctx, report):
     """The model runs a DownProjectBlock and an UpProjectBlock (a vanilla GPT is not the perceiver this test
     is about); changing the tokens from position t on changes no logit before t, and changes some logit after."""
-    import torch
-
-    report = report if isinstance(report, dict) else {}
-    if not {"down", "up"} <= set(report.get("kinds") or ()):
-        raise Fail("initialize_perceiver_model returned a model that runs no DownProjectBlock/UpProjectBlock, so "
-                   "there is no perceiver to check: it must set mconf.perceiver = True before building GPT(mconf)")
-    base, *outs = tensors(report.get("outputs"), len(G6_POSITIONS) + 1, (2, 64, 30))
-    for t, out in zip(G6_POSITIONS, outs):
-        if not torch.allclose(out[:, :t], base[:, :t], atol=1e-5):
-            raise Fail(f"the perceiver is not causal: changing the tokens from position {t} on changed the "
-                       f"logits before position {t}")
-        if torch.equal(out[:, t:], base[:, t:]):
-            raise Fail(f"the perceiver ignores its input: changing the tokens from position {t} on changed no "
-                       "logits")
+    check_causal_perceiver(report, G6_POSITIONS)
 
 
 @grader_test("1g-7-basic", "finetune a perceiver with pretrained parameters: loads them; the TrainerConfig "
@@ -761,7 +628,8 @@ _register_written("3c-0-basic", "3c(i) gaussian_average_query: c ~= (v_a + v_b)/
                   "With keys drawn near their means, the query still averages v_a and v_b.")
 _register_written("3d-0-basic", "3d(i) two_head_queries: (c1 + c2)/2 ~= (v_a + v_b)/2", "check_3d_average",
                   "Two heads whose outputs average to the mean of v_a and v_b.")
-_register_written("3d-1-basic", "3d(i) two_head_queries: the two heads differ (q1 = q2 is forbidden)", "check_3d_distinct",
+_register_written("3d-1-basic", "3d(i) two_head_queries: the two heads differ (q1 = q2 is forbidden)",
+                  "check_3d_distinct",
                   "The two heads' queries are not the same query.")
 _register_written("3d-2-basic", "3d(ii) two heads keep c near (v_a + v_b)/2 when k_a is perturbed", "check_3d_spread",
                   "Under the 3d(ii) perturbation of k_a the two heads keep c near the mean.")

@@ -19,4 +19,5 @@ __all__ = ["Context", "Fail", "Mismatch", "PENDING_MESSAGE", "REGISTRY", "REPORT
            "SHARED_FOLDERS", "Spec", "WORKER_PROCESSES", "WORKER_UIDS", "Worker", "call", "configure",
            "count_lines", "grader_judge", "grader_test", "kill_user_processes", "load_points", "main",
            "normalized_sha256", "prediction_lines", "privileged", "read_prediction_lines", "read_tsv_rows",
-           "readable_by", "remove_user_files", "report_problem", "seed_everything", "select_thresholds", "unused_uids", "user_pids"]
+           "readable_by", "remove_user_files", "report_problem", "seed_everything", "select_thresholds", "unused_uids",
+           "user_pids"]

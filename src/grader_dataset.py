@@ -2,10 +2,10 @@
 
 grader.py's part (e) tests lean on this.  Beside the student's code, a test only draws examples from the
 student's dataset and reports them as data (observe, observe_whole); the judge, which never imports student code
-and alone decides the verdict, decodes and checks them (Examples, whole_parts).  Where a draw cannot even be
-turned into data (not a pair of LongTensors, a length the model cannot take) the student's side fails it at
-once: failing early can only cost the student, never earn a point.  Below, the bounds on a false failure of each
-number the part (e) judges check.
+and alone decides the verdict, decodes them (Examples, whole_parts) and checks them (the check_* functions, one a
+test, given the numbers the test drew with).  Where a draw cannot even be turned into data (not a pair of
+LongTensors, a length the model cannot take) the student's side fails it at once: failing early can only cost the
+student, never earn a point.  Below, the bounds on a false failure of each number the part (e) judges check.
 """
 
 import course
@@ -200,13 +200,110 @@ def whole_parts(report, line):
     return found
 
 
+# -- the judges of part (e): each reads what its test reported; grader.py gives the numbers ----------------
+
+
+def _no_examples():
+    return Fail("the test reported no examples of the dataset to check")
+
+
+def check_vocabulary(report, block, lines):
+    """1e-0: PAD_CHAR id 0, MASK_CHAR id 1, then the distinct characters of `lines`, sorted; one example a line
+    (Examples has checked each is a pair of LongTensors of length block - 1 or block)."""
+    seen = Examples(report, block)
+    if (seen.pad, seen.mask) != (PAD, MASK):
+        raise Fail("PAD_CHAR must be '\\u25A1' and MASK_CHAR '\\u2047'")
+    if seen.pad_id != 0 or seen.mask_id != 1 or seen.itos[:2] != [PAD, MASK]:
+        raise Fail("the vocabulary must give PAD_CHAR id 0 and MASK_CHAR id 1")
+    if seen.itos[2:] != sorted(set("\n".join(lines))):
+        raise Fail("the vocabulary must list the corpus's distinct characters, sorted, from id 2 on")
+    if len(seen) != len(lines):
+        raise _no_examples()
+
+
+def check_truncation(report, draws_by_block):
+    """1e-1: over draws_by_block[block] examples of a long line, every truncated length of 4..int(block*3/4)
+    occurs and none lies outside 4..int(block*7/8)."""
+    for block, draws in draws_by_block.items():
+        seen = Examples((report or {}).get(block), block)
+        top, accepted = int(block * 3 / 4), int(block * 7 / 8)
+        if len(seen) != draws:
+            raise _no_examples()
+        lengths = {sum(1 for c in seen.text(x) if c not in (seen.pad, seen.mask)) for x in seen.x}
+        if min(lengths) < 4 or max(lengths) > accepted:
+            raise Fail(f"with block_size {block} the truncated length (prefix + masked + suffix) ranged over "
+                       f"{min(lengths)}..{max(lengths)}; it must be drawn from 4..{top} (int(block_size * 3/4))")
+        missing = sorted(set(range(4, top + 1)) - lengths)
+        if missing:
+            raise Fail(f"with block_size {block}, {draws} examples of a long line never had a truncated length of "
+                       f"{missing[:8]}{'...' if len(missing) > 8 else ''}: draw it uniformly from 4..{top}")
+
+
+def check_rearrangement(report, lines, draws, whole_line):
+    """1e-2: each of `draws` examples (line k % len(lines)) reads prefix MASK suffix MASK masked (MASK) then
+    PADs, and prefix + masked + suffix is the line's beginning; on the draws that keep `whole_line` whole the
+    masked span does not always start at the same place."""
+    seen = Examples((report or {}).get("samples"), 128)
+    if seen.idx != [k % len(lines) for k in range(draws)]:
+        raise _no_examples()
+    for k, idx in enumerate(seen.idx):
+        seen.parts(k, lines[idx])
+    starts = {len(p) for p, m, s in whole_parts(report.get("whole"), whole_line)}
+    if len(starts) < 2:
+        raise Fail("CharCorruptionDataset.__getitem__: the masked span always starts at the same place; its start "
+                   "must be random")
+
+
+def check_padding(report, blocks, draws):
+    """1e-3: for each block size, PAD_CHARs fill each of `draws` examples up to block_size and appear nowhere
+    else."""
+    for block in blocks:
+        seen = Examples((report or {}).get(block), block)
+        if len(seen) != draws:
+            raise _no_examples()
+        for x, y in zip(seen.x, seen.y):
+            s = seen.text(x + y[-1:])
+            body = s.rstrip(seen.pad)
+            if seen.pad in body:
+                raise Fail(f"CharCorruptionDataset.__getitem__: PAD_CHAR may only appear at the end; got {s[:70]!r}")
+            if not body or len(body) > int(block * 7 / 8) + 3:
+                raise Fail("CharCorruptionDataset.__getitem__: the text before the padding must be the truncated "
+                           f"line plus the MASK_CHARs; got {len(body)} characters with block_size {block}")
+
+
+def check_shift(report, draws):
+    """1e-4: in each of `draws` examples y is x shifted by one, and its last target is a PAD_CHAR."""
+    seen = Examples(report, 128)
+    if len(seen) != draws:
+        raise _no_examples()
+    pad_id = seen.itos.index(seen.pad) if seen.pad in seen.itos else None
+    for x, y in zip(seen.x, seen.y):
+        if x[1:] != y[:-1]:
+            raise Fail("CharCorruptionDataset.__getitem__: y must be x shifted by one (x = s[:-1], y = s[1:]); "
+                       f"got x={seen.text(x[:30])!r}..., y={seen.text(y[:30])!r}...")
+        if y[-1] != pad_id:
+            raise Fail("CharCorruptionDataset.__getitem__: the last target must be the padded string's last "
+                       "character (a PAD_CHAR)")
+
+
+def check_random(report, lines, repeats):
+    """1e-6: `repeats` draws of each of `lines` lines, in turn, are not all the same example."""
+    seen = Examples(report, 128)
+    if seen.idx != [idx for idx in range(lines) for _ in range(repeats)]:
+        raise _no_examples()
+    for idx in range(lines):
+        if len({tuple(x) for x, i in zip(seen.x, seen.idx) if i == idx}) < 2:
+            raise Fail(f"CharCorruptionDataset.__getitem__: {repeats} draws of line {idx} gave the same example "
+                       "each time; the truncation and the masked span must be drawn at random on every call")
+
+
 def check_masked_lengths(report, line, whole_line, draws):
     """The judge of the masked span's length (1e-5-basic): about 1/4 of the truncated length on average over
     `draws` examples of a long `line`, random at every truncated length, and on draws that keep `whole_line` (40
     characters) whole, both shorter and longer than 1/4.  Its false-failure bounds are at the top of this file."""
     seen = Examples((report or {}).get("long"), 128)
     if len(seen) != draws:
-        raise Fail("the test reported no examples of the dataset to check")
+        raise _no_examples()
     pairs = [(len(p + m + s), len(m)) for p, m, s in (seen.parts(k, line) for k in range(len(seen)))]
     mean = sum(k / n for n, k in pairs) / len(pairs)
     if not 0.15 <= mean <= 0.35:

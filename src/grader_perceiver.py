@@ -2,12 +2,16 @@
 
 grader.py's part (g) tests lean on this, and so do the perceiver cases of finetune (grader_training.py).  The
 blocks are found and checked by what they compute, never by their attributes' names: the basis C is the one
-parameter of its shape (find_basis), a model's blocks are recognised by their class (perceiver_runs).  Beside
-the student's code: building and running the blocks (build_block, run_down, run_up, changes, perceiver_runs,
-observe_basis, observe_perceiver_models), failing at once where an output is no tensor of the expected shape
-(require_tensor), which can only cost the student.  In the judge, which never imports student code and alone
-decides the verdict: reading the reported outputs (tensors, changed_rows, check_basis, check_perceiver_models).  perceiver_config and find_basis serve both sides: the judge builds the
-reference's block from the one and finds its basis with the other (grader_same_weights.py).
+parameter of its shape (find_basis), a model's blocks are recognised by their class (perceiver_runs).
+
+- Beside the student's code: building and running the blocks (build_block, run_down, run_up, changes,
+  perceiver_runs) and what a test reports of them (observe_down_shapes, observe_basis, observe_perceiver_models,
+  observe_causal_perceiver), failing at once where an output is no tensor of the expected shape
+  (require_tensor), which can only cost the student.
+- In the judge, which never imports student code and alone decides the verdict: reading the reported outputs
+  (tensors, changed_rows, check_down_batch, check_basis, check_perceiver_models, check_causal_perceiver).
+- perceiver_config and find_basis serve both sides: the judge builds the reference's block from the one and
+  finds its basis with the other (grader_same_weights.py).
 """
 
 from graderUtil import Fail, call
@@ -132,6 +136,35 @@ def require_blocks(ctx, cfg):
         raise Fail("UpProjectBlock.__init__ creates no layers (part g): the perceiver cannot be built")
 
 
+def observe_down_shapes(ctx, cases, shapes):
+    """Beside the student's code: for each (m, n_embd, n_head) of `cases`, a DownProjectBlock run on batches of
+    each (B, T) of `shapes` and of T = m + 1 (run_down fails at once on an output of another shape than
+    (B, m, n_embd)), then on one sequence alone and within a batch of 3: those two outputs, for the judge."""
+    import torch
+
+    reported = []
+    for m, n_embd, n_head in cases:
+        block = build_block(ctx, "DownProjectBlock", perceiver_config(ctx, m=m, n_embd=n_embd, n_head=n_head))
+        with torch.no_grad():
+            for b, t in tuple(shapes) + ((2, m + 1),):
+                run_down(ctx, block, torch.randn(b, max(t, m), n_embd), m)
+            x = torch.randn(3, 20, n_embd)
+            reported.append([run_down(ctx, block, x[1:2], m), run_down(ctx, block, x, m)[1:2]])
+    return reported
+
+
+def check_down_batch(report, cases):
+    """The judge of observe_down_shapes: a sequence's bottleneck is the same alone and within a batch."""
+    import torch
+
+    if not isinstance(report, list) or len(report) != len(cases):
+        raise Fail("the test reported no outputs of the student's code to check")
+    for (m, n_embd, _), pair in zip(cases, report):
+        alone, in_batch = tensors(pair, 2, (1, m, n_embd))
+        if not torch.allclose(alone, in_batch, atol=1e-5):
+            raise Fail("DownProjectBlock: a sequence's bottleneck depends on the other sequences of the batch")
+
+
 def observe_basis(ctx, sizes):
     """Beside the student's code: for each (m, n_embd, n_head), a down block's basis C (is it learnable, its
     values) and the block's output before and after C changes (check_basis decides)."""
@@ -233,3 +266,50 @@ def check_perceiver_models(report, bottlenecks, length):
         if middle != [m]:
             raise Fail(f"the perceiver's middle Blocks ran on {middle} positions, not bottleneck_dim = {m}"
                        f"{call_note}: initialize_perceiver_model must set mconf.bottleneck_dim = bottleneck_dim")
+
+
+def observe_causal_perceiver(ctx, positions):
+    """Beside the student's code: initialize_perceiver_model(GPTConfig(30, 64, 3 layers, 2 heads, n_embd 32), 8),
+    the kinds of blocks its forward runs, and its logits on 2 sequences of 64 tokens and on the same sequences
+    with the tokens from each position t on changed."""
+    import torch
+
+    helper, model = ctx.student("helper"), ctx.student("model")
+    cfg = model.GPTConfig(30, 64, n_layer=3, n_head=2, n_embd=32, embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0)
+    net = call("initialize_perceiver_model", ctx.submission_dir, helper.initialize_perceiver_model, cfg, 8)
+    if net is None:
+        raise Fail("initialize_perceiver_model returned None: its part (g) code in helper.py is missing")
+    net.eval()
+    kinds = sorted({kind for kind, _, _ in perceiver_runs(ctx, net, torch.randint(0, 30, (1, 16)))})
+    outputs = []
+    if {"down", "up"} <= set(kinds):
+        with torch.no_grad():
+            torch.manual_seed(1)
+            idx = torch.randint(0, 30, (2, 64))
+            base, _ = call("the perceiver GPT's forward", ctx.submission_dir, net, idx)
+            outputs.append(require_tensor(base, "the perceiver GPT's forward", (2, 64, 30)))
+            for t in positions:
+                changed = idx.clone()
+                changed[:, t:] = (idx[:, t:] + torch.randint(1, 30, (2, 64 - t))) % 30
+                out, _ = call("the perceiver GPT's forward", ctx.submission_dir, net, changed)
+                outputs.append(out)
+    return {"kinds": kinds, "outputs": outputs}
+
+
+def check_causal_perceiver(report, positions):
+    """The judge of observe_causal_perceiver: a perceiver (down and up blocks ran), whose logits before t do not
+    change with the tokens from t on, and some logit from t on does."""
+    import torch
+
+    report = report if isinstance(report, dict) else {}
+    if not {"down", "up"} <= set(report.get("kinds") or ()):
+        raise Fail("initialize_perceiver_model returned a model that runs no DownProjectBlock/UpProjectBlock, so "
+                   "there is no perceiver to check: it must set mconf.perceiver = True before building GPT(mconf)")
+    base, *outs = tensors(report.get("outputs"), len(positions) + 1, (2, 64, 30))
+    for t, out in zip(positions, outs):
+        if not torch.allclose(out[:, :t], base[:, :t], atol=1e-5):
+            raise Fail(f"the perceiver is not causal: changing the tokens from position {t} on changed the "
+                       f"logits before position {t}")
+        if torch.equal(out[:, t:], base[:, t:]):
+            raise Fail(f"the perceiver ignores its input: changing the tokens from position {t} on changed no "
+                       "logits")

@@ -3,8 +3,9 @@ initialize_vanilla_model and train do (part c).
 
 grader.py's tests of finetune and pretrain lean on this.  The student's worker calls them the way run.py does,
 with Trainer.train replaced by a tripwire (without_training), and reports what they returned as data
-(training_facts, finetune_case; vanilla_model_facts and train_facts for the other two).  The judge, which never imports student code and alone decides the verdict,
-compares that data with the numbers the test writes out (judge_training, finetune_judge).
+(training_facts, finetune_case; vanilla_model_facts and train_facts for the other two).  The judge, which never
+imports student code and alone decides the verdict, compares that data with the numbers the test writes out
+(judge_training, finetune_judge; check_vanilla_model and check_train).
 """
 
 from graderUtil import Fail, call, count_lines
@@ -260,3 +261,30 @@ def vanilla_model_facts(ctx, sizes):
         logits, _ = call("the vanilla GPT's forward", ctx.submission_dir, net, tokens)
         facts["logits_shape"] = list(getattr(logits, "shape", ()))
     return facts
+
+
+def check_vanilla_model(facts, sizes):
+    """The judge of vanilla_model_facts: a model.GPT, no perceiver, with the blocks and block size of `sizes` and
+    logits of shape (2, 10, vocab)."""
+    facts = facts if isinstance(facts, dict) else {}
+    if facts.get("is_gpt") is not True:
+        raise Fail(f"initialize_vanilla_model returned a {facts.get('type')}, not a model.GPT")
+    if facts.get("perceiver") is not False:
+        raise Fail("initialize_vanilla_model built a perceiver; the vanilla variant is GPT(mconf) as given")
+    if facts.get("blocks") != sizes["n_layer"] or facts.get("block_size") != sizes["block"]:
+        raise Fail("initialize_vanilla_model did not build the model that mconf describes")
+    if facts.get("logits_shape") != [2, 10, sizes["vocab"]]:
+        raise Fail(f"the model's logits have shape {tuple(facts.get('logits_shape') or ())}")
+
+
+def check_train(facts):
+    """The judge of train_facts: the parameters file was written, holds the model's state dict, and the model
+    had trained before it was saved."""
+    facts = facts if isinstance(facts, dict) else {}
+    if facts.get("written") is not True:
+        raise Fail("train did not write the parameters file: it must call trainer_obj.train() and then "
+                   "save_state_dict(model, writing_params_path)")
+    if facts.get("state_saved") is not True:
+        raise Fail("train saved something other than the model's state dict (use save_state_dict(model, path))")
+    if facts.get("trained") is not True:
+        raise Fail("train saved the parameters without training: call trainer_obj.train() first")

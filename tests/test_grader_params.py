@@ -268,6 +268,7 @@ def test_the_judges_decoder_answers_as_the_course_does(world):
     import random
 
     import grader_decoder
+    import grader_params
     import grader_predictions as gp
 
     data, *_ = world
@@ -277,7 +278,7 @@ def test_the_judges_decoder_answers_as_the_course_does(world):
     questions = ["".join(rng.choice(letters + [" "]) for _ in range(n)) + "?" for n in (3, 20, 31, 32, 33, 40, 40,
                                                                                      70, 100, 110, 126)]
 
-    class Judge:  # what grader_predictions asks of a judge's context: the reference and a cache
+    class Judge:  # what grader_params asks of a judge's context: the reference and a cache
         cache = {}
 
         @staticmethod
@@ -288,13 +289,14 @@ def test_the_judges_decoder_answers_as_the_course_does(world):
         net = course_params.course_net(variant, stoi, seed=3)
         want = course_params.own_predictions(net, questions, stoi, data)
         state = {k: v.float() for k, v in net.state_dict().items()}
-        fitted = gp.fit(state, gp.reference_model(Judge, variant, len(stoi)), variant, "p", len(stoi))
+        fitted = grader_params.fit(state, grader_params.reference_model(Judge, variant, len(stoi)), variant, "p",
+                                  len(stoi))
         chosen = gp.choose(fitted, questions, want, stoi)
         assert grader_decoder.greedy_answers(chosen, questions, stoi) == want, variant
 
 
 def test_projection_names_are_read_as_students_write_them():
-    import grader_predictions as gp
+    import grader_params as gp
 
     names = {"key": "k", "query": "q", "value": "v", "proj": "o", "wq": "q", "W_K": "k", "to_v": "v", "out": "o",
              "q_proj": "q", "k_proj": "k", "value_proj": "v", "out_proj": "o", "c_proj": "o", "fc_out": "o",
@@ -304,12 +306,12 @@ def test_projection_names_are_read_as_students_write_them():
 
 def test_every_accepted_perceiver_reading_is_one_the_judge_can_load(tmp_path):
     """Each correct perceiver of tests/test_grader.py's OTHER_BLOCKS, at the course's size: the judge maps its
-    params onto the course's model (grader_predictions.fit) and one of its readings gives the student model's
+    params onto the course's model (grader_params.fit) and one of its readings gives the student model's
     own logits, so the prediction check can follow whatever reading the student wrote."""
     import torch
 
     import grader_decoder
-    import grader_predictions as gp
+    import grader_params as gp
 
     reference = student_model(copy_src(tmp_path / "reference"))
     vocab = 60

@@ -180,7 +180,8 @@ def _main(argv, opened):
     to_run = []
     for tid in order:
         spec = specs[tid]
-        missing = [n for n in spec.needs if (n == "solution" and not solution_dir) or (n == "answers" and not have_answers)]
+        missing = [n for n in spec.needs
+                   if (n == "solution" and not solution_dir) or (n == "answers" and not have_answers)]
         if missing:
             note = ""
             pending_note = getattr(spec.fn, "pending_note", None)  # a local check of the inputs, never a verdict

@@ -97,7 +97,8 @@ def describe(exc, directory=None):
     first = text[0] if text else ""
     if len(first) > 300:
         first = first[:300] + "..."
-    return f"{type(exc).__name__}: {first}{where(exc, directory)}" if first else f"{type(exc).__name__}{where(exc, directory)}"
+    place = where(exc, directory)
+    return f"{type(exc).__name__}: {first}{place}" if first else f"{type(exc).__name__}{place}"
 
 
 def missing_file(label, module):
