@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from warnings import catch_warnings, simplefilter
 
 import pytest
 
@@ -142,6 +143,59 @@ def run_grader(src, *selection, data=None, solution=None, predictions=None, extr
     assert results is not None, proc.stdout[-3000:]
     assert "Total basic" in proc.stdout or "Total hidden" in proc.stdout or "Extra credit" in proc.stdout
     return Run(proc, results, seconds)
+
+
+def grade_here(src, *selection, data, solution=None):
+    """{test id: "passed" or "failed"}: the verdicts the grader gives src's submission on `selection`, computed
+    in this process with the harness's own steps: each test beside the student's code and then its judge (a
+    judging Context, which never imports student code) through grading.worker.run_test, which seeds each test
+    from its id as a worker does, and vouching as the parent applies it (grading.report.vouch).  What the
+    grader's processes add (privileges, time limits, the protocol, the summary) is tested through the grader
+    itself; the other correct readings and the planted bugs need only the verdicts, and each of them would
+    otherwise cost two more torch imports (a worker and a judge).  The agreement of the two ways is a test
+    (test_grading_here_gives_the_graders_verdicts)."""
+    import torch
+
+    from grading import report
+    from grading.cli import matches
+    from grading.context import Context
+    from grading.worker import run_test
+
+    specs = dict(grader.REGISTRY)
+    tids = [t for t in specs if any(matches(t, s) for s in selection)]
+    assert tids and not any("answers" in specs[t].needs for t in tids), "prediction tests need the grader itself"
+    tids = [t for t in tids if solution is not None or "solution" not in specs[t].needs]
+    reports = Path(src).parent / f"reports-{len(list(Path(src).parent.glob('reports-*')))}"
+    reports.mkdir()
+    cfg = {"submission_dir": str(Path(src) / "submission"), "solution_dir": str(solution) if solution else None,
+           "data_dir": str(data), "predictions_dir": str(reports), "report_dir": str(reports)}
+
+    def take_the_submission_modules():  # this process's submission.* (another test's): each case imports its own
+        return {m: sys.modules.pop(m) for m in list(sys.modules) if m == "submission" or m.startswith("submission.")}
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a worker's
+    others = take_the_submission_modules()
+    try:
+        with catch_warnings():
+            simplefilter("ignore")  # the student code's warnings go to its output in a worker, not to pytest's
+            student = Context(cfg, lambda message: None)
+            results = {t: dict(zip(("status", "message"), run_test(specs[t], t, student)[:2])) for t in tids}
+            take_the_submission_modules()
+            judge = Context(dict(cfg, judge=True), lambda message: None)
+            for t in [t for t in tids if results[t]["status"] == "passed"]:
+                status, message, vouches, _ = run_test(specs[t], t, judge)
+                results[t] = {"status": status, "message": message, "vouches": vouches}
+    finally:
+        take_the_submission_modules()
+        sys.modules.update(others)
+        torch.set_num_threads(threads)
+    report.vouch([specs[t] for t in tids], results)
+    return {t: r["status"] for t, r in results.items()}
+
+
+def failed_here(verdicts):
+    return sorted(t for t, status in verdicts.items() if status == "failed")
 
 
 def validate_results_json(results, visibility="visible"):
@@ -507,27 +561,33 @@ def test_empty_submission_runs_to_the_summary_and_earns_nothing(tmp_path, data, 
 # The attack of issue 28: student code walks up the stack to the worker's loop, takes its `send` (which signs with
 # the key the worker holds) and reports every test of its worker as passed, then returns as if nothing happened.
 FORGE_VERDICTS = """
+import os as _os
 import sys as _sys
 _frame = _sys._getframe()
-while _frame is not None and not ("send" in _frame.f_locals and "cfg" in _frame.f_locals):
+while _frame is not None and not ("send" in _frame.f_locals and "tid" in _frame.f_locals):
     _frame = _frame.f_back
-if _frame is not None:
-    for _tid in _frame.f_locals["cfg"].get("tests", []):
-        _frame.f_locals["send"]({"ev": "start", "id": _tid})
-        _frame.f_locals["send"]({"ev": "result", "id": _tid, "status": "passed", "message": "", "output": "",
-                                 "seconds": 0.1})
+if _frame is not None:  # the worker's loop, whose tid is the test that runs now
+    _frame.f_locals["send"]({"ev": "result", "id": _frame.f_locals["tid"], "status": "passed", "message": "",
+                             "output": "", "seconds": 0.1})
+    _os._exit(0)  # before the test's own result, which would break the protocol; a fresh worker runs the rest
 """
 
 
 def test_verdicts_forged_with_the_workers_own_key_earn_nothing(tmp_path, data, solution):
-    """Every verdict is a judge's, in a process that never imports student code: a student's worker that sends
-    signed `passed` results for all its tests (each group's first import carries the attack) earns nothing."""
+    """Every verdict is a judge's, in a process that never imports student code: a student's worker that sends a
+    signed `passed` result for the test it runs, within the protocol, and exits (each worker's first import of
+    the student's files carries the attack) earns nothing.  Each test then gets a worker of its own, so a test of
+    every group and every kind (basic, counted with a comparison, a hidden comparison, extra credit, practice)
+    rather than the whole table."""
     src = copy_src(tmp_path)
     empty_student_parts(src)
     for name in ("dataset.py", "helper.py", "attention_exploration.py"):
         path = src / "submission" / name
         path.write_text(FORGE_VERDICTS + path.read_text(encoding="utf-8"), encoding="utf-8")
-    r = run_grader(src, data=data, solution=solution, predictions=tmp_path / "no-predictions")
+    tests = ["1c-0-basic", "1c-1-basic", "1c-0-hidden", "1e-0-basic", "1f-0-basic", "1g-5-basic", "1g-0-hidden",
+             "3a-0-basic", "1g-9-basic"]
+    r = run_grader(src, *tests, data=data, solution=solution, predictions=tmp_path / "no-predictions")
+    assert sorted(r.tests) == sorted(tests)
     assert r.json["score"] == 0, [(t, r.tests[t]["output"][:200]) for t in r.passed()]
     assert r.passed() == [], r.stdout[-3000:]
 
@@ -792,8 +852,31 @@ def test_planted_bug_loses_points(tmp_path, data, solution, bug):
     else:
         mutations, selection, must_fail = MUTATION_BUGS[bug]
         src = copy_src(tmp_path, mutations)
+    assert failed_here(grade_here(src, *selection, data=data, solution=solution)) == sorted(must_fail)
+
+
+# one case of each kind (a dataset bug, a block that vouches for nothing, a comparison that still vouches, a
+# correct reading, a finetune bug), through the grader itself
+GRADED_BOTH_WAYS = [("dataset: truncation beyond 7/8", None), ("DownProject ignores C", None),
+                    ("UpProject without layer norm", None), ("wrong finetune epochs", None),
+                    (None, "numpy, 7/8, no closing MASK")]
+
+
+@pytest.mark.parametrize("bug, corruption_variant", GRADED_BOTH_WAYS)
+def test_grading_here_gives_the_graders_verdicts(tmp_path, data, solution, bug, corruption_variant):
+    """grade_here, which the cases of planted bugs and other readings use, agrees with the grader's own run on
+    every test it selects (and the grader's score is the sum of the points of what passed)."""
+    if bug in BUGS:
+        code, selection, _ = BUGS[bug]
+        src = copy_src(tmp_path, append=code)
+    elif bug:
+        mutations, selection, _ = MUTATION_BUGS[bug]
+        src = copy_src(tmp_path, mutations)
+    else:
+        src = copy_src(tmp_path, append={"dataset.py": OTHER_CORRUPTIONS[corruption_variant]})
+        selection = ["1e", "1c-1-basic", "1f-0-basic"]
     r = run_grader(src, *selection, data=data, solution=solution)
-    assert r.failed() == sorted(must_fail), r.stdout
+    assert {t: r.status(t) for t in r.tests} == grade_here(src, *selection, data=data, solution=solution)
     assert r.json["score"] == sum(POINTS[t] for t in r.passed())
 
 
@@ -868,9 +951,8 @@ OTHER_CORRUPTIONS = {
 @pytest.mark.parametrize("variant", sorted(OTHER_CORRUPTIONS))
 def test_other_correct_corruptions_pass(tmp_path, data, variant):
     src = copy_src(tmp_path, append={"dataset.py": OTHER_CORRUPTIONS[variant]})
-    r = run_grader(src, "1e", "1c-1-basic", "1f-0-basic", data=data)
-    assert r.failed() == [], r.stdout
-    assert r.passed() == sorted(t for t in POINTS if t.startswith("1e") or t in ("1c-1-basic", "1f-0-basic"))
+    verdicts = grade_here(src, "1e", "1c-1-basic", "1f-0-basic", data=data)
+    assert verdicts == {t: "passed" for t in POINTS if t.startswith("1e") or t in ("1c-1-basic", "1f-0-basic")}
 
 
 OTHER_BLOCKS = {
@@ -904,8 +986,7 @@ OTHER_BLOCKS = {
 @pytest.mark.parametrize("variant", sorted(OTHER_BLOCKS))
 def test_other_correct_perceiver_blocks_earn_every_point(tmp_path, data, solution, variant):
     src = copy_src(tmp_path, append={"model.py": OTHER_BLOCKS[variant]})
-    r = run_grader(src, *G_TESTS, data=data, solution=solution)
-    assert r.failed() == [] and r.passed() == sorted(G_TESTS), r.stdout
+    assert grade_here(src, *G_TESTS, data=data, solution=solution) == {t: "passed" for t in G_TESTS}
 
 
 def test_learning_rates_written_as_the_hints_spell_them_earn_every_point(tmp_path, data):

@@ -19,6 +19,9 @@ from conftest import SRC, make_world
 from course_params import write_lines as write
 from test_grader import OTHER_BLOCKS, copy_src, make_solution
 
+# one xdist worker runs this module, so that its course-size params (the world fixture) are made once
+pytestmark = pytest.mark.xdist_group("course-params")
+
 PLACES_20 = 80  # people in the world: 20 dev and 20 test questions
 
 

@@ -189,6 +189,41 @@ def limit_judge(cfg):
         set_limit(resource.RLIMIT_AS, int(memory))
 
 
+def run_test(spec, tid, ctx):
+    """Test tid beside the student's code, or its judge when ctx is a judge's: (status, message, vouches,
+    seconds), whatever the code raised.  Each run is seeded from the test's id, so a test draws the same numbers
+    whichever process runs it."""
+    started = time.perf_counter()
+    status, message, vouches = "passed", "", False
+    tmp = tempfile.TemporaryDirectory(prefix="grader-")
+    ctx.tmp, ctx.current = Path(tmp.name), tid
+    try:
+        if spec is None or (ctx.judging and spec.judge is None):
+            raise Fail(f"unknown test {tid}")
+        seed_everything(zlib.crc32(tid.encode()))
+        returned = spec.judge(ctx, ctx.load_report(tid)) if ctx.judging else spec.fn(ctx)
+        if isinstance(returned, str):
+            message = returned
+    except Fail as e:
+        status, message, vouches = "failed", str(e), ctx.judging and isinstance(e, Mismatch)
+    except AssertionError as e:
+        status, message = "failed", (str(e) or "a check failed") + where(e, ctx.submission_dir)
+    except SystemExit as e:
+        status, message = "failed", f"the code called sys.exit({e.code!r}){where(e, ctx.submission_dir)}"
+    except MemoryError as e:
+        status, message = "failed", f"ran out of memory{where(e, ctx.submission_dir)}"
+    except BaseException as e:  # noqa: BLE001 - a test never takes the worker down
+        status, message = "failed", describe(e, ctx.submission_dir)
+    seconds = time.perf_counter() - started
+    try:
+        tmp.cleanup()
+    except Exception:  # noqa: BLE001
+        pass
+    if len(message) > MESSAGE_CHARS:
+        message = message[:MESSAGE_CHARS] + " [...]"
+    return status, message, vouches, seconds
+
+
 def worker_main():
     """Child process: read the configuration from stdin, run the tests (or, with cfg["judge"], their judges),
     report each step on a private descriptor, every message signed with the key the parent sent."""
@@ -233,37 +268,9 @@ def worker_main():
     ctx = Context(cfg, send)
     send({"ev": "ready"})
     for tid in cfg["tests"]:
-        spec = specs.get(tid)
         send({"ev": "start", "id": tid})
         capture.reset()
-        started = time.perf_counter()
-        status, message, vouches = "passed", "", False
-        tmp = tempfile.TemporaryDirectory(prefix="grader-")
-        ctx.tmp, ctx.current = Path(tmp.name), tid
-        try:
-            if spec is None or (judging and spec.judge is None):
-                raise Fail(f"unknown test {tid}")
-            seed_everything(zlib.crc32(tid.encode()))
-            returned = spec.judge(ctx, ctx.load_report(tid)) if judging else spec.fn(ctx)
-            if isinstance(returned, str):
-                message = returned
-        except Fail as e:
-            status, message, vouches = "failed", str(e), judging and isinstance(e, Mismatch)
-        except AssertionError as e:
-            status, message = "failed", (str(e) or "a check failed") + where(e, ctx.submission_dir)
-        except SystemExit as e:
-            status, message = "failed", f"the code called sys.exit({e.code!r}){where(e, ctx.submission_dir)}"
-        except MemoryError as e:
-            status, message = "failed", f"ran out of memory{where(e, ctx.submission_dir)}"
-        except BaseException as e:  # noqa: BLE001 - a test never takes the worker down
-            status, message = "failed", describe(e, ctx.submission_dir)
-        seconds = time.perf_counter() - started
-        try:
-            tmp.cleanup()
-        except Exception:  # noqa: BLE001
-            pass
-        if len(message) > MESSAGE_CHARS:
-            message = message[:MESSAGE_CHARS] + " [...]"
+        status, message, vouches, seconds = run_test(specs.get(tid), tid, ctx)
         result = {"ev": "result", "id": tid, "status": status, "message": message, "output": capture.excerpt(),
                   "seconds": round(seconds, 3)}
         send(dict(result, vouches=True) if vouches else result)
