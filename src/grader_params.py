@@ -9,9 +9,9 @@ The perceiver's blocks are the student's own classes, so their parameter names a
 mapped onto the roles of the handout's block (basis C, attention layer norm(s), query/key/value/output
 projections, MLP layer norm, the MLP's two layers) by shape, by name where the names say it (the given Block's
 ln1/ln2, attention's key/query/value/proj, or q/k/v/out-like names) and by registration order otherwise, and every
-reading the grader accepts (grader_same_weights.block_readings: the layer norm on the query, the keys/values or
-both, the residual from the query, from its normalised form or none; a third LayerNorm for the query) is a
-candidate (`fit`).  grader_predictions.choose keeps the candidate whose answers agree best with the file.
+reading the grader accepts (grader_perceiver.READINGS: the layer norm on the query, the keys/values or both,
+the residual from the query, from its normalised form or none; a third LayerNorm for the query) is a candidate
+(`fit`).  grader_predictions.choose keeps the candidate whose answers agree best with the file.
 
 A self-check ties this reading to the reference's code: on a random model of the course's size, one of its
 readings must give the reference model's logits (`_self_check`).
@@ -22,6 +22,7 @@ from pathlib import Path
 
 import course
 from grader_decoder import logits
+from grader_perceiver import READINGS
 from graderUtil import Fail
 
 PAD, MASK = course.PAD_CHAR, course.MASK_CHAR
@@ -58,7 +59,7 @@ def load_params(path, params_name):
 # A model's weights as the forward pass below uses them: {"tok", "pos", "ln_f", "head", "blocks": [block],
 # "down", "up"}; a block {"ln1", "attn": {"q", "k", "v", "o"}, "ln2", "fc1", "fc2"} (a layer: (weight, bias));
 # a perceiver block {"C" (down only), "ln_q", "ln_kv" (a layer or None), "res" ("query", "normalised query" or
-# "none": where the residual around the cross-attention starts, grader_same_weights.block_readings), "attn",
+# "none": where the residual around the cross-attention starts, grader_perceiver.READINGS), "attn",
 # "ln2", "fc1", "fc2"}.
 
 
@@ -134,17 +135,11 @@ def _perceiver_block(state, prefix, down, d, m, what):
     by_digit = sorted(norms, key=lambda n: [int(x) for x in re.findall(r"\d+", n[0])] or [0])
     if len(norms) == 2:  # one for the attention sub-layer, one for the MLP's: ln1, ln2 or registration order
         a, b = by_digit[0][1], by_digit[1][1]
-        layouts = [(a, None, "query", b), (a, None, "normalised query", b), (None, a, "query", b),
-                   (a, a, "query", b), (a, a, "normalised query", b),
-                   (a, None, "none", b), (None, a, "none", b), (a, a, "none", b)]
+        layouts = [(a if q else None, a if kv else None, res, b) for q, kv, res in READINGS]
     else:  # a LayerNorm of its own for the query: any of the three may be the query's, the keys' or the MLP's
-        layouts = []
-        for i in range(3):
-            for j in range(3):
-                k = 3 - i - j
-                if i != j:
-                    for res in ("query", "normalised query", "none"):
-                        layouts.append((norms[i][1], norms[j][1], res, norms[k][1]))
+        layouts = [(norms[i][1], norms[j][1], res, norms[3 - i - j][1])
+                   for i in range(3) for j in range(3) if i != j
+                   for q, kv, res in READINGS if q and kv]
     candidates = []
     for order in orders:
         attn = {r: layer for r, (_, layer) in zip(order, square)}

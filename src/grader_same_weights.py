@@ -9,7 +9,7 @@ block in every reading of it that the course's text allows (block_readings, comp
 """
 
 from graderUtil import Fail, Mismatch, call
-from grader_perceiver import build_block, find_basis, perceiver_config, require_tensor
+from grader_perceiver import READINGS, build_block, find_basis, perceiver_config, require_tensor
 
 
 def _fill_value(shape, n_embd):
@@ -86,15 +86,11 @@ def assert_close(got, want, what, atol=1e-4):
 
 
 def block_readings(ctx, ref, cls, m, args, broad=False):
-    """The outputs of the block as the handout and the course's hints allow it to be written, computed with the
-    reference's layers (holding the same weights as the student's, so every LayerNorm is the same function).
-
-    The course's hints put the layer norm of the attention sub-layer on C (down block) and on y (up block); a
-    copy of Block puts it on the attention's input.  So the query, the keys/values or both may be normalised,
-    and the residual stream may start from the query, from its normalised form, or not at all: the handout's
-    equations (3) and (4) define the block's first output as the cross-attention alone, and Block's residual
-    cannot be copied as it is into the down block (T rows in, m out); 8 of 26 real solutions we graded
-    dropped it.  The MLP sub-layer is Block's in every reading: h + mlp(layer_norm(h)).
+    """The outputs of the block in each reading the handout and the course's hints allow
+    (grader_perceiver.READINGS: where the attention sub-layer's layer norm goes and where its residual starts;
+    8 of 26 real solutions we graded dropped that residual), computed with the reference's layers, which hold the
+    same weights as the student's, so every LayerNorm is the same function.  The MLP sub-layer is Block's in
+    every reading: h + mlp(layer_norm(h)).
 
     broad: also the blocks that are not the handout's but still compute a cross-attention block from these
     weights: no layer norm on the attention's inputs, the MLP sub-layer without its layer norm or without its
@@ -113,21 +109,20 @@ def block_readings(ctx, ref, cls, m, args, broad=False):
     else:
         y, x = args
         query, kv = x, y
-    norms = [("layer norm on the query", True, False), ("layer norm on the keys/values", False, True),
-             ("layer norm on both", True, True)] + ([("no layer norm", False, False)] if broad else [])
+    readings = list(READINGS) + ([(False, False, "query"), (False, False, "none")] if broad else [])
+    norm_names = {(True, False): "layer norm on the query", (False, True): "layer norm on the keys/values",
+                  (True, True): "layer norm on both", (False, False): "no layer norm"}
     sublayers = {"": lambda h: h + mlp(ln(h))}
     if broad:
         sublayers.update({", MLP without its layer norm": lambda h: h + mlp(h),
                           ", MLP without its residual": lambda h: mlp(ln(h))})
     outputs = {}
-    for name, norm_q, norm_kv in norms:
+    for norm_q, norm_kv, start in readings:
         q, k = (ln(query) if norm_q else query), (ln(kv) if norm_kv else kv)
-        for start in ("query", "normalised query", None) if norm_q else ("query", None):
-            residual = {"query": query, "normalised query": q, None: 0}[start]
-            h = residual + attn(k, q)
-            for sub_name, sublayer in sublayers.items():
-                outputs[f"{name}, " + (f"residual from the {start}" if start else "no residual") + sub_name] = \
-                    sublayer(h)
+        h = {"query": query, "normalised query": q, "none": 0}[start] + attn(k, q)
+        name = norm_names[norm_q, norm_kv] + (f", residual from the {start}" if start != "none" else ", no residual")
+        for sub_name, sublayer in sublayers.items():
+            outputs[name + sub_name] = sublayer(h)
     return outputs
 
 
