@@ -34,9 +34,8 @@ from grader_perceiver import (build_block, changed_rows, changes, check_basis, c
                               check_down_batch, check_perceiver_models, observe_basis, observe_causal_perceiver,
                               observe_down_shapes, observe_perceiver_models, perceiver_config, run_down, run_up)
 from grader_same_weights import compare_block, compare_vanilla, report_block, report_vanilla
-from grader_training import (TCONF_NAMES, WORKERS, check_result_pair, check_train, check_vanilla_model, corpus,
-                             finetune_case, finetune_judge, judge_training, tiny_gpt, train_facts, training_facts,
-                             vanilla_model_facts, without_training)
+from grader_training import (WORKERS, check_train, check_vanilla_model, finetune_case, finetune_judge, judge_training,
+                             pretrain_case, train_facts, vanilla_model_facts)
 
 # The student's files, and the student files each one imports (the harness imports those first, so that a
 # broken file is named as the one that broke).
@@ -361,15 +360,7 @@ PRETRAIN_BLOCK = 96  # not the course's 128: final_tokens must use the block siz
 
 @grader_test("1f-0-basic", f"pretrain: the TrainerConfig and Trainer of the handout {AS_REPORTED}", timeout=30)
 def test_1f_0(ctx):
-    block = PRETRAIN_BLOCK
-    ds = corpus(ctx, block)
-    helper = ctx.student("helper")
-    model = tiny_gpt(ctx, ds.vocab_size, block, seed=4)
-    result = without_training(ctx, "pretrain", helper.pretrain, ds, block, model)
-    tconf, trainer_obj = check_result_pair(result, "pretrain")
-    facts = training_facts(ctx, tconf, trainer_obj, model, TCONF_NAMES)
-    facts.update(corpus_len=len(ds), trains_on_dataset=getattr(trainer_obj, "train_dataset", None) is ds)
-    ctx.report(facts)
+    pretrain_case(ctx, PRETRAIN_BLOCK)
 
 
 @grader_judge("1f-0-basic")

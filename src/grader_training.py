@@ -3,9 +3,9 @@ initialize_vanilla_model and train do (part c).
 
 grader.py's tests of finetune and pretrain lean on this.  The student's worker calls them the way run.py does,
 with Trainer.train replaced by a tripwire (without_training), and reports what they returned as data
-(training_facts, finetune_case; vanilla_model_facts and train_facts for the other two).  The judge, which never
-imports student code and alone decides the verdict, compares that data with the numbers the test writes out
-(judge_training, finetune_judge; check_vanilla_model and check_train).
+(training_facts, finetune_case, pretrain_case; vanilla_model_facts and train_facts for the other two).  The
+judge, which never imports student code and alone decides the verdict, compares that data with the numbers the
+test writes out (judge_training, finetune_judge; check_vanilla_model and check_train).
 """
 
 from graderUtil import Fail, call, count_lines
@@ -189,6 +189,20 @@ def finetune_case(ctx, block, pretrained, perceiver=False):
         # parameters, not the state dict: buffers (the course's attention masks) are not what pretraining learns
         facts["differs"] = next((k for k, (want, got) in enumerate(zip(source.parameters(), model.parameters()))
                                  if not torch.equal(got.detach().cpu(), want.detach().cpu())), None)
+    ctx.report(facts)
+
+
+def pretrain_case(ctx, block):
+    """Beside the student's code: pretrain(pretrain_dataset, block_size, model) as run.py calls it, on a tiny
+    GPT and corpus, with training tripped (without_training); reports the TrainerConfig's numbers, the Trainer's,
+    the corpus's length and whether the Trainer trains on that dataset itself."""
+    ds = corpus(ctx, block)
+    helper = ctx.student("helper")
+    model = tiny_gpt(ctx, ds.vocab_size, block, seed=4)
+    result = without_training(ctx, "pretrain", helper.pretrain, ds, block, model)
+    tconf, trainer_obj = check_result_pair(result, "pretrain")
+    facts = training_facts(ctx, tconf, trainer_obj, model, TCONF_NAMES)
+    facts.update(corpus_len=len(ds), trains_on_dataset=getattr(trainer_obj, "train_dataset", None) is ds)
     ctx.report(facts)
 
 
