@@ -27,9 +27,9 @@ from graderUtil import Fail, call
 # residual cannot be copied as it is into the down block (T rows in, m out).  The readings with a residual come
 # first: a prediction file's judge takes the first reading that agrees with the file.
 ATTENTION_NORMS = ((True, False), (False, True), (True, True))
-READINGS = ([(q, kv, start) for q, kv in ATTENTION_NORMS
-             for start in (("query", "normalised query") if q else ("query",))]
-            + [(q, kv, "none") for q, kv in ATTENTION_NORMS])
+READINGS = tuple([(q, kv, start) for q, kv in ATTENTION_NORMS
+                  for start in (("query", "normalised query") if q else ("query",))]
+                 + [(q, kv, "none") for q, kv in ATTENTION_NORMS])
 
 
 def perceiver_config(ctx, package="student", m=8, n_embd=32, block=64, n_head=4):

@@ -109,7 +109,7 @@ def block_readings(ctx, ref, cls, m, args, broad=False):
     else:
         y, x = args
         query, kv = x, y
-    readings = list(READINGS) + ([(False, False, "query"), (False, False, "none")] if broad else [])
+    readings = READINGS + (((False, False, "query"), (False, False, "none")) if broad else ())
     norm_names = {(True, False): "layer norm on the query", (False, True): "layer norm on the keys/values",
                   (True, True): "layer norm on both", (False, False): "no layer norm"}
     sublayers = {"": lambda h: h + mlp(ln(h))}

@@ -147,13 +147,14 @@ def run_grader(src, *selection, data=None, solution=None, predictions=None, extr
 
 def grade_here(src, *selection, data, solution=None):
     """{test id: "passed" or "failed"}: the verdicts the grader gives src's submission on `selection`, computed
-    in this process with the harness's own steps: each test beside the student's code and then its judge (a
-    judging Context, which never imports student code) through grading.worker.run_test, which seeds each test
-    from its id as a worker does, and vouching as the parent applies it (grading.report.vouch).  What the
-    grader's processes add (privileges, time limits, the protocol, the summary) is tested through the grader
-    itself; the other correct readings and the planted bugs need only the verdicts, and each of them would
-    otherwise cost two more torch imports (a worker and a judge).  The agreement of the two ways is a test
-    (test_grading_here_gives_the_graders_verdicts)."""
+    in this process with the harness's own steps: each group's tests beside a fresh import of the student's code,
+    as a fresh worker runs them (without the reference), then each passed test's judge (a judging Context, which
+    never imports student code), both through grading.worker.run_test, which seeds each test from its id as a
+    worker does; a test slower than its time limit fails, and vouching applies as in the parent
+    (grading.report.vouch).  What the grader's processes add (privileges, memory limits, the protocol, judges
+    apart from the student's code, the summary) is tested through the grader itself; the other correct readings
+    and the planted bugs need the verdicts, and each of them would otherwise cost two more torch imports (a
+    worker and a judge).  The agreement of the two ways is a test (test_grading_here_gives_the_graders_verdicts)."""
     import torch
 
     from grading import report
@@ -164,28 +165,43 @@ def grade_here(src, *selection, data, solution=None):
     specs = dict(grader.REGISTRY)
     tids = [t for t in specs if any(matches(t, s) for s in selection)]
     assert tids and not any("answers" in specs[t].needs for t in tids), "prediction tests need the grader itself"
+    assert not any(specs[t].info or specs[t].judge is None for t in tids), "only tests whose judge decides them"
     tids = [t for t in tids if solution is not None or "solution" not in specs[t].needs]
     reports = Path(src).parent / f"reports-{len(list(Path(src).parent.glob('reports-*')))}"
     reports.mkdir()
-    cfg = {"submission_dir": str(Path(src) / "submission"), "solution_dir": str(solution) if solution else None,
-           "data_dir": str(data), "predictions_dir": str(reports), "report_dir": str(reports)}
+    cfg = {"submission_dir": str(Path(src) / "submission"), "solution_dir": None, "data_dir": str(data),
+           "predictions_dir": str(reports), "report_dir": str(reports)}
+    groups = {}
+    for t in tids:
+        groups.setdefault(specs[t].group, []).append(t)
 
-    def take_the_submission_modules():  # this process's submission.* (another test's): each case imports its own
+    def take_the_submission_modules():  # this process's submission.* (another test's): each group imports its own
         return {m: sys.modules.pop(m) for m in list(sys.modules) if m == "submission" or m.startswith("submission.")}
+
+    def run(tid, ctx):
+        status, message, vouches, seconds = run_test(specs[tid], tid, ctx)
+        if message.startswith("KeyboardInterrupt"):
+            raise KeyboardInterrupt
+        if seconds > specs[tid].timeout:
+            status, message = "failed", f"timed out after {specs[tid].timeout} s"
+        return {"status": status, "message": message, "vouches": vouches}
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a worker's
     others = take_the_submission_modules()
+    results = {}
     try:
         with catch_warnings():
             simplefilter("ignore")  # the student code's warnings go to its output in a worker, not to pytest's
-            student = Context(cfg, lambda message: None)
-            results = {t: dict(zip(("status", "message"), run_test(specs[t], t, student)[:2])) for t in tids}
+            for group in groups.values():
+                take_the_submission_modules()
+                student = Context(cfg, lambda message: None)
+                results.update({t: run(t, student) for t in group})
             take_the_submission_modules()
-            judge = Context(dict(cfg, judge=True), lambda message: None)
+            judge = Context(dict(cfg, judge=True, solution_dir=str(solution) if solution else None),
+                            lambda message: None)
             for t in [t for t in tids if results[t]["status"] == "passed"]:
-                status, message, vouches, _ = run_test(specs[t], t, judge)
-                results[t] = {"status": status, "message": message, "vouches": vouches}
+                results[t] = run(t, judge)
     finally:
         take_the_submission_modules()
         sys.modules.update(others)
@@ -559,7 +575,7 @@ def test_empty_submission_runs_to_the_summary_and_earns_nothing(tmp_path, data, 
 
 
 # The attack of issue 28: student code walks up the stack to the worker's loop, takes its `send` (which signs with
-# the key the worker holds) and reports every test of its worker as passed, then returns as if nothing happened.
+# the key the worker holds), reports the test that runs as passed and exits before the test's own result.
 FORGE_VERDICTS = """
 import os as _os
 import sys as _sys
@@ -568,7 +584,7 @@ while _frame is not None and not ("send" in _frame.f_locals and "tid" in _frame.
     _frame = _frame.f_back
 if _frame is not None:  # the worker's loop, whose tid is the test that runs now
     _frame.f_locals["send"]({"ev": "result", "id": _frame.f_locals["tid"], "status": "passed", "message": "",
-                             "output": "", "seconds": 0.1})
+                             "output": "forged by the student's code", "seconds": 0.1})
     _os._exit(0)  # before the test's own result, which would break the protocol; a fresh worker runs the rest
 """
 
@@ -581,7 +597,7 @@ def test_verdicts_forged_with_the_workers_own_key_earn_nothing(tmp_path, data, s
     rather than the whole table."""
     src = copy_src(tmp_path)
     empty_student_parts(src)
-    for name in ("dataset.py", "helper.py", "attention_exploration.py"):
+    for name in ("dataset.py", "helper.py", "model.py", "attention_exploration.py"):
         path = src / "submission" / name
         path.write_text(FORGE_VERDICTS + path.read_text(encoding="utf-8"), encoding="utf-8")
     tests = ["1c-0-basic", "1c-1-basic", "1c-0-hidden", "1e-0-basic", "1f-0-basic", "1g-5-basic", "1g-0-hidden",
@@ -590,6 +606,8 @@ def test_verdicts_forged_with_the_workers_own_key_earn_nothing(tmp_path, data, s
     assert sorted(r.tests) == sorted(tests)
     assert r.json["score"] == 0, [(t, r.tests[t]["output"][:200]) for t in r.passed()]
     assert r.passed() == [], r.stdout[-3000:]
+    for tid in tests:  # the forged result reached the parent (its output is the one shown), and a judge failed it
+        assert "forged by the student's code" in r.tests[tid]["output"], (tid, r.tests[tid]["output"])
 
 
 # -- planted bugs and other correct implementations ------------------------------------------------------
@@ -856,14 +874,15 @@ def test_planted_bug_loses_points(tmp_path, data, solution, bug):
 
 
 # one case of each kind (a dataset bug, a block that vouches for nothing, a comparison that still vouches, a
-# correct reading, a finetune bug), through the grader itself
+# finetune bug, another correct corruption, another correct perceiver block), through the grader itself
 GRADED_BOTH_WAYS = [("dataset: truncation beyond 7/8", None), ("DownProject ignores C", None),
                     ("UpProject without layer norm", None), ("wrong finetune epochs", None),
-                    (None, "numpy, 7/8, no closing MASK")]
+                    (None, "numpy, 7/8, no closing MASK"),
+                    (None, "no residual around the cross-attention (the handout's equations as written)")]
 
 
-@pytest.mark.parametrize("bug, corruption_variant", GRADED_BOTH_WAYS)
-def test_grading_here_gives_the_graders_verdicts(tmp_path, data, solution, bug, corruption_variant):
+@pytest.mark.parametrize("bug, variant", GRADED_BOTH_WAYS)
+def test_grading_here_gives_the_graders_verdicts(tmp_path, data, solution, bug, variant):
     """grade_here, which the cases of planted bugs and other readings use, agrees with the grader's own run on
     every test it selects (and the grader's score is the sum of the points of what passed)."""
     if bug in BUGS:
@@ -872,9 +891,12 @@ def test_grading_here_gives_the_graders_verdicts(tmp_path, data, solution, bug, 
     elif bug:
         mutations, selection, _ = MUTATION_BUGS[bug]
         src = copy_src(tmp_path, mutations)
-    else:
-        src = copy_src(tmp_path, append={"dataset.py": OTHER_CORRUPTIONS[corruption_variant]})
+    elif variant in OTHER_CORRUPTIONS:
+        src = copy_src(tmp_path, append={"dataset.py": OTHER_CORRUPTIONS[variant]})
         selection = ["1e", "1c-1-basic", "1f-0-basic"]
+    else:
+        src = copy_src(tmp_path, append={"model.py": OTHER_BLOCKS[variant]})
+        selection = G_TESTS
     r = run_grader(src, *selection, data=data, solution=solution)
     assert {t: r.status(t) for t in r.tests} == grade_here(src, *selection, data=data, solution=solution)
     assert r.json["score"] == sum(POINTS[t] for t in r.passed())
