@@ -4,8 +4,8 @@ grader.py's part (g) tests lean on this, and so do the perceiver cases of finetu
 blocks are found and checked by what they compute, never by their attributes' names: the basis C is the one
 parameter of its shape (find_basis), a model's blocks are recognised by their class (perceiver_runs).
 
-- Beside the student's code: building and running the blocks (build_block, run_down, run_up, changes,
-  perceiver_runs) and what a test reports of them (observe_down_shapes, observe_basis, observe_perceiver_models,
+- Beside the student's code: building and running the blocks and models (build_block, perceiver_model, run_down,
+  run_up, changes, perceiver_runs) and what a test reports of them (observe_down_shapes, observe_basis, observe_perceiver_models,
   observe_causal_perceiver), failing at once where an output is no tensor of the expected shape
   (require_tensor), which can only cost the student.
 - In the judge, which never imports student code and alone decides the verdict: reading the reported outputs
@@ -32,14 +32,30 @@ READINGS = tuple([(q, kv, start) for q, kv in ATTENTION_NORMS
                  + [(q, kv, "none") for q, kv in ATTENTION_NORMS])
 
 
+def gpt_config(model_module, n_layer=3, n_head=4, n_embd=32, block=64):
+    """A GPTConfig of 30 characters without dropout (two runs of one model compute the same)."""
+    return model_module.GPTConfig(30, block, n_layer=n_layer, n_head=n_head, n_embd=n_embd, embd_pdrop=0.0,
+                                  resid_pdrop=0.0, attn_pdrop=0.0)
+
+
 def perceiver_config(ctx, package="student", m=8, n_embd=32, block=64, n_head=4):
     """The GPTConfig of a perceiver with bottleneck_dim m and no dropout, from the student's model.py or (package
     "solution") the reference's."""
     mod = ctx.student("model") if package == "student" else ctx.solution("model")
-    cfg = mod.GPTConfig(30, block, n_layer=3, n_head=n_head, n_embd=n_embd, embd_pdrop=0.0, resid_pdrop=0.0,
-                        attn_pdrop=0.0)
+    cfg = gpt_config(mod, n_head=n_head, n_embd=n_embd, block=block)
     cfg.perceiver, cfg.bottleneck_dim = True, m
     return cfg
+
+
+def perceiver_model(ctx, mconf, *bottleneck_dim):
+    """Beside the student's code: initialize_perceiver_model(mconf[, bottleneck_dim]); a Fail where it returns
+    nothing."""
+    helper = ctx.student("helper")
+    net = call("initialize_perceiver_model", ctx.submission_dir, helper.initialize_perceiver_model, mconf,
+               *bottleneck_dim)
+    if net is None:
+        raise Fail("initialize_perceiver_model returned None: its part (g) code in helper.py is missing")
+    return net
 
 
 def build_block(ctx, cls, cfg, seed=0):
@@ -239,15 +255,10 @@ def observe_perceiver_models(ctx, bottlenecks, length):
     check_perceiver_models decides)."""
     import torch
 
-    helper, model = ctx.student("helper"), ctx.student("model")
+    model = ctx.student("model")
     cases = []
     for m in bottlenecks:
-        cfg = model.GPTConfig(30, 64, n_layer=4, n_head=2, n_embd=32, embd_pdrop=0.0, resid_pdrop=0.0,
-                              attn_pdrop=0.0)
-        args = (cfg, m) if m else (cfg,)
-        net = call("initialize_perceiver_model", ctx.submission_dir, helper.initialize_perceiver_model, *args)
-        if net is None:
-            raise Fail("initialize_perceiver_model returned None: its part (g) code in helper.py is missing")
+        net = perceiver_model(ctx, gpt_config(model, n_layer=4, n_head=2), *([m] if m else []))
         case = {"type": type(net).__name__, "is_gpt": isinstance(net, model.GPT)}
         if case["is_gpt"]:
             case["runs"] = perceiver_runs(ctx, net.eval(), torch.randint(0, 30, (2, length)))
@@ -289,11 +300,7 @@ def observe_causal_perceiver(ctx, positions):
     with the tokens from each position t on changed."""
     import torch
 
-    helper, model = ctx.student("helper"), ctx.student("model")
-    cfg = model.GPTConfig(30, 64, n_layer=3, n_head=2, n_embd=32, embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0)
-    net = call("initialize_perceiver_model", ctx.submission_dir, helper.initialize_perceiver_model, cfg, 8)
-    if net is None:
-        raise Fail("initialize_perceiver_model returned None: its part (g) code in helper.py is missing")
+    net = perceiver_model(ctx, gpt_config(ctx.student("model"), n_layer=3, n_head=2), 8)
     net.eval()
     kinds = sorted({kind for kind, _, _ in perceiver_runs(ctx, net, torch.randint(0, 30, (1, 16)))})
     outputs = []

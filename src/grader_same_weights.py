@@ -10,6 +10,7 @@ block in every reading of it that the course's text allows (block_readings, comp
 
 from graderUtil import Fail, Mismatch, call
 from grader_perceiver import READINGS, build_block, find_basis, perceiver_config, require_tensor
+from grader_training import vanilla_config, vanilla_model
 
 
 def _fill_value(shape, n_embd):
@@ -207,12 +208,6 @@ def _close(diffs):
     return {name for name, d in diffs.items() if d <= 1e-4}
 
 
-def _vanilla_config(model_module, sizes):
-    """The GPTConfig of the vanilla comparison (1c-0-hidden), from the student's model.py or the reference's."""
-    return model_module.GPTConfig(sizes["vocab"], sizes["block"], n_layer=sizes["n_layer"], n_head=sizes["n_head"],
-                                  n_embd=sizes["n_embd"])
-
-
 def _vanilla_inputs(sizes):
     """Two sequences of 100 tokens (fixed: the judge draws the same)."""
     import torch
@@ -225,11 +220,7 @@ def report_vanilla(ctx, sizes):
     (fill_by_shape), its parameter shapes and its logits on _vanilla_inputs (compare_vanilla decides)."""
     import torch
 
-    helper, model = ctx.student("helper"), ctx.student("model")
-    net = call("initialize_vanilla_model", ctx.submission_dir, helper.initialize_vanilla_model,
-               _vanilla_config(model, sizes))
-    if net is None:
-        raise Fail("initialize_vanilla_model returned None: part (c) in helper.py must return GPT(mconf)")
+    net, _ = vanilla_model(ctx, sizes)
     shapes = fill_by_shape(net, sizes["n_embd"])
     net.eval()
     with torch.no_grad():
@@ -244,7 +235,7 @@ def compare_vanilla(ctx, report, sizes):
     import torch
 
     ref_helper, ref_model = ctx.solution("helper"), ctx.solution("model")
-    ref = ref_helper.initialize_vanilla_model(_vanilla_config(ref_model, sizes)).eval()
+    ref = ref_helper.initialize_vanilla_model(vanilla_config(ref_model, sizes)).eval()
     check_shapes(reported_shapes(report), fill_by_shape(ref, sizes["n_embd"]), "the vanilla model")
     with torch.no_grad():
         want, _ = ref(_vanilla_inputs(sizes))

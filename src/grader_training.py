@@ -255,19 +255,32 @@ def train_facts(ctx, epochs):
     return facts
 
 
+def vanilla_config(model_module, sizes):
+    """The GPTConfig of `sizes` (vocab, block, n_layer, n_head, n_embd), from the student's model.py or the
+    reference's."""
+    return model_module.GPTConfig(sizes["vocab"], sizes["block"], n_layer=sizes["n_layer"], n_head=sizes["n_head"],
+                                  n_embd=sizes["n_embd"])
+
+
+def vanilla_model(ctx, sizes):
+    """Beside the student's code: (initialize_vanilla_model(mconf), mconf) for the GPTConfig of `sizes`; a Fail
+    where it returns nothing."""
+    helper, model = ctx.student("helper"), ctx.student("model")
+    mconf = vanilla_config(model, sizes)
+    net = call("initialize_vanilla_model", ctx.submission_dir, helper.initialize_vanilla_model, mconf)
+    if net is None:
+        raise Fail("initialize_vanilla_model returned None: part (c) in helper.py must return GPT(mconf)")
+    return net, mconf
+
+
 def vanilla_model_facts(ctx, sizes):
     """Beside the student's code: what initialize_vanilla_model built from a GPTConfig of these sizes (its class,
     whether it is a perceiver, its blocks, block size and the shape of its logits on 2 sequences of 10 tokens);
     the judge decides on these facts."""
     import torch
 
-    helper, model = ctx.student("helper"), ctx.student("model")
-    cfg = model.GPTConfig(sizes["vocab"], sizes["block"], n_layer=sizes["n_layer"], n_head=sizes["n_head"],
-                          n_embd=sizes["n_embd"])
-    net = call("initialize_vanilla_model", ctx.submission_dir, helper.initialize_vanilla_model, cfg)
-    if net is None:
-        raise Fail("initialize_vanilla_model returned None: part (c) in helper.py must return GPT(mconf)")
-    facts = {"type": type(net).__name__, "is_gpt": isinstance(net, model.GPT),
+    net, cfg = vanilla_model(ctx, sizes)
+    facts = {"type": type(net).__name__, "is_gpt": isinstance(net, ctx.student("model").GPT),
              "perceiver": bool(getattr(net, "perceiver", False) or getattr(cfg, "perceiver", False))}
     if facts["is_gpt"]:
         facts.update(blocks=len(net.blocks), block_size=net.get_block_size())
