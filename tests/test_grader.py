@@ -158,12 +158,12 @@ def grade_here(src, *selection, data, solution=None):
     import torch
 
     from grading import report
-    from grading.cli import matches
+    from grading.cli import in_order
     from grading.context import Context
     from grading.worker import run_test
 
     specs = dict(grader.REGISTRY)
-    tids = [t for t in specs if any(matches(t, s) for s in selection)]
+    tids = in_order(specs, selection)
     assert tids and not any("answers" in specs[t].needs for t in tids), "prediction tests need the grader itself"
     assert not any(specs[t].info or specs[t].judge is None for t in tids), "only tests whose judge decides them"
     tids = [t for t in tids if solution is not None or "solution" not in specs[t].needs]

@@ -57,6 +57,14 @@ def matches(tid, selector):
     return tid == selector or part == selector or part.rstrip("abcdefghijklmnopqrstuvwxyz") == selector
 
 
+def in_order(tids, selectors=()):
+    """The tests the selectors choose (all without any), in the grader's order: by question part, a part's basic
+    tests before its hidden ones, then by number."""
+    order = sorted(tids, key=lambda t: (t.split("-")[0], t.rsplit("-", 1)[-1] != "basic",
+                                        int(t.split("-")[1]) if t.split("-")[1].isdigit() else 0, t))
+    return [t for t in order if not selectors or any(matches(t, s) for s in selectors)]
+
+
 def main(argv=None):
     """grader.py's command line.  As root, the sandbox (the worker user's copies, folders and processes) is
     cleaned up whatever happens, an error of the grader's included."""
@@ -90,14 +98,11 @@ def _main(argv, opened):
             return 2
         spec.points = int(table["tests"][tid])
         specs[tid] = spec
-    order = sorted(specs, key=lambda t: (t.split("-")[0], t.rsplit("-", 1)[-1] != "basic",
-                                         int(t.split("-")[1]) if t.split("-")[1].isdigit() else 0, t))
-    if args.tests:
-        unknown = [s for s in args.tests if not any(matches(t, s) for t in order)]
-        if unknown:
-            print(f"error: no test matches {', '.join(unknown)}; python grader.py --list shows them", file=sys.stderr)
-            return 2
-        order = [t for t in order if any(matches(t, s) for s in args.tests)]
+    unknown = [s for s in args.tests if not in_order(specs, [s])]
+    if unknown:
+        print(f"error: no test matches {', '.join(unknown)}; python grader.py --list shows them", file=sys.stderr)
+        return 2
+    order = in_order(specs, args.tests)
     if args.list and args.json:  # for tools (grade_class): the selected tests as data, never parsed from text
         listed = [{"id": tid, "part": specs[tid].part, "kind": specs[tid].kind, "points": points_of(specs[tid]),
                    "timeout": specs[tid].timeout, "extra_credit": specs[tid].extra_credit, "info": specs[tid].info,
