@@ -4,13 +4,12 @@ Beside the student's code a check runs on a Recorder, which calls the student's 
 returned, as data; in the judge, which never imports student code, the same check runs on a Replay of that data.
 A check is a fixed sequence of calls on seeded instances, so the replay asks for the same calls in the same order
 and sees the same values; what the student's process concluded never counts.  grader.py's written tests
-(_written, _judge_written) use the two.
+(_register_written) use the two.
 """
 
 import numbers
 
 import torch
-
 
 
 def _data(value, depth=0):
