@@ -57,11 +57,12 @@ GOLD_FILES = {"dev": course.DATA_FILES["dev"], "test": ANSWERS_FILE}  # the answ
 # class grading copies exactly these, the Gradescope bundle is refused when it lacks one, and the instructor's
 # test suite checks the list against the imports it finds in these files.
 GRADING_FILES = ["grader.py", "graderUtil.py", "grading/__init__.py", "grading/cli.py", "grading/context.py",
-                 "grading/points.py", "grading/process.py", "grading/protocol.py", "grading/registry.py",
-                 "grading/report.py", "grading/runner.py", "grading/sandbox.py", "grading/users.py",
-                 "grading/worker.py", "grader_training.py", "grader_dataset.py", "grader_perceiver.py",
-                 "grader_same_weights.py", "grader_predictions.py", "grader_params.py", "grader_decoder.py",
-                 "grader_written.py", "grader_replay.py", "attention_simulation.py", "course.py", "points.json"]
+                 "grading/forkserver.py", "grading/points.py", "grading/process.py", "grading/protocol.py",
+                 "grading/registry.py", "grading/report.py", "grading/runner.py", "grading/sandbox.py",
+                 "grading/users.py", "grading/worker.py", "grader_training.py", "grader_dataset.py",
+                 "grader_perceiver.py", "grader_same_weights.py", "grader_predictions.py", "grader_params.py",
+                 "grader_decoder.py", "grader_written.py", "grader_replay.py", "attention_simulation.py", "course.py",
+                 "points.json"]
 
 graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[ANSWERS_FILE],
                      dataset_file="birth_dev.tsv", grading_files=GRADING_FILES)
@@ -82,7 +83,7 @@ def _register_predictions(tid, fname, description):
 
 
 # A written check (grader_written.py) runs on the student's attention_exploration.py; the written part's tests
-# share one worker (one torch import for eight quick checks).
+# share one worker (one process for eight quick checks).
 WRITTEN = dict(timeout=20, extra_credit=True, group="written")
 
 

@@ -153,8 +153,8 @@ def grade_here(src, *selection, data, solution=None):
     worker does; a test slower than its time limit fails, and vouching applies as in the parent
     (grading.report.vouch).  What the grader's processes add (privileges, memory limits, the protocol, judges
     apart from the student's code, the summary) is tested through the grader itself; the other correct readings
-    and the planted bugs need the verdicts, and each of them would otherwise cost two more torch imports (a
-    worker and a judge).  The agreement of the two ways is a test (test_grading_here_gives_the_graders_verdicts)."""
+    and the planted bugs need the verdicts, and each of them would otherwise cost a grader run (its fork
+    server's torch import, a worker and a judge).  The agreement of the two ways is a test (test_grading_here_gives_the_graders_verdicts)."""
     import torch
 
     from grading import report

@@ -1,5 +1,5 @@
 """grader.py's command line: pick the tests, set up the sandbox as root, run them, print the summary and write
-results.json; with --worker, be a worker process."""
+results.json; with --worker, be a worker process (--fork-server: the process that forks them)."""
 
 import argparse
 import json
@@ -11,6 +11,7 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from grading import forkserver
 from grading import users  # users.privileged(), looked up when called: one patch of it reaches every caller
 from grading.points import find_solution, load_points, select_thresholds
 from grading.registry import POINTS_FILE, REGISTRY, SRC, settings
@@ -42,6 +43,7 @@ def build_parser():
     p.add_argument("--list", action="store_true", help="list the tests and exit")
     p.add_argument("-v", "--verbose", action="store_true", help="show the output of your code for failed tests")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--fork-server", type=int, metavar="FD", help=argparse.SUPPRESS)
     return p
 
 
@@ -80,6 +82,8 @@ def _main(argv, opened):
     args = build_parser().parse_args(argv)
     if args.worker:
         return worker_main()
+    if args.fork_server is not None:
+        return forkserver.serve(args.fork_server)
     started = time.monotonic()
     try:
         table = load_points()

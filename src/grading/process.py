@@ -1,5 +1,6 @@
-"""The parent's handle on one worker process: start it (as root: -s -E, an environment of the grader's making),
-read its signed messages without ever blocking on what it leaves behind, and kill its session."""
+"""The parent's handle on one worker process: have the fork server fork it, or start it (as root: -s -E, an
+environment of the grader's making), read its signed messages without ever blocking on what it leaves behind,
+and kill its session."""
 
 import hashlib
 import hmac
@@ -13,6 +14,7 @@ import sys
 import threading
 import time
 
+from grading import forkserver
 from grading import users  # users.privileged(), looked up when called: one patch of it reaches every caller
 from grading.protocol import MESSAGE_LINE_BYTES, MESSAGES_PER_TEST, MESSAGES_PER_WORKER
 from grading.registry import GRADER_SCRIPT, SRC
@@ -24,38 +26,63 @@ EOF = object()
 FLOOD = object()  # the worker sent more messages than its tests need
 
 
+def worker_command(threads, env=None):
+    """The command line and environment of a worker process, or of the fork server (which forks workers).
+
+    As root, the process starts as root.  -s: no user site-packages, whose .pth files Python would run at
+    start-up; -E: no PYTHON* variable (PYTHONPATH, PYTHONSTARTUP, ...); and an environment of the parent's making
+    (worker_environment).  Not -I, which would also leave the script's folder off sys.path, where grader.py finds
+    graderUtil and grading/; that folder is the root-only grading copy.  Off root (a student's machine) the
+    worker runs with the student's own rights and environment."""
+    if users.privileged():
+        return ([sys.executable, "-s", "-E", "-B", "-u", "-X", "utf8", str(GRADER_SCRIPT)],
+                worker_environment(threads))
+    return [sys.executable, str(GRADER_SCRIPT)], dict(env or os.environ, PYTHONIOENCODING="utf-8",
+                                                      PYTHONUNBUFFERED="1")
+
+
+def fork_server(threads):
+    """A fork server for the workers of one run (forkserver.py), or None where there can be none."""
+    if not forkserver.available():
+        return None
+    argv, env = worker_command(threads)
+    try:
+        return forkserver.ForkServer(argv, env, str(SRC))
+    except OSError:
+        return None
+
+
 class Worker:
     """One child process running a list of tests; killed (with whatever it started) on a timeout.
 
     The pipes are read with plain os.read in daemon threads that never get joined and close their descriptor
     themselves: a process the child started may hold the pipes open after the child has gone, and nothing
     here waits for it.  That the child has exited is seen with waitid(WNOWAIT), which leaves it unreaped, so
-    its pid (its process group's id) cannot be reused before kill() has signalled the group."""
+    its pid (its process group's id) cannot be reused before kill() has signalled the group; a child of the fork
+    server is watched through a pidfd, and the server reaps it only when kill() asks, after the signal."""
 
-    def __init__(self, cfg, env=None):
+    def __init__(self, cfg, env=None, server=None):
         self.key = secrets.token_bytes(32)
         cfg = dict(cfg, key=self.key.hex())
-        kwargs = {}
-        if os.name == "posix":
-            kwargs["start_new_session"] = True
-        else:
-            kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
-        if users.privileged():
-            # The worker starts as root.  -s: no user site-packages, whose .pth files Python would run at
-            # start-up; -E: no PYTHON* variable (PYTHONPATH, PYTHONSTARTUP, ...); and an environment of the
-            # parent's making (worker_environment).  Not -I, which would also leave the script's folder off
-            # sys.path, where grader.py finds graderUtil and grading/; that folder is the root-only grading
-            # copy.
-            argv = [sys.executable, "-s", "-E", "-B", "-u", "-X", "utf8", str(GRADER_SCRIPT), "--worker"]
-            env = worker_environment(cfg.get("threads", 1))
-        else:  # off root (a student's machine) the worker runs with the student's own rights and environment
-            argv = [sys.executable, str(GRADER_SCRIPT), "--worker"]
-            env = dict(env or os.environ, PYTHONIOENCODING="utf-8", PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     cwd=str(SRC), env=env, **kwargs)
-        out_fd, err_fd = os.dup(self.proc.stdout.fileno()), os.dup(self.proc.stderr.fileno())
-        self.proc.stdout.close()
-        self.proc.stderr.close()
+        self.proc = None
+        if server is not None:  # forked by the run's fork server (forkserver.py), which has torch imported
+            try:
+                self.proc, stdin, out_fd, err_fd = server.start()
+                self.proc.stdin = os.fdopen(stdin, "wb")
+            except OSError:
+                self.proc = None  # started as a process of its own below
+        if self.proc is None:
+            argv, env = worker_command(cfg.get("threads", 1), env)
+            kwargs = {}
+            if os.name == "posix":
+                kwargs["start_new_session"] = True
+            else:
+                kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
+            self.proc = subprocess.Popen(argv + ["--worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, cwd=str(SRC), env=env, **kwargs)
+            out_fd, err_fd = os.dup(self.proc.stdout.fileno()), os.dup(self.proc.stderr.fileno())
+            self.proc.stdout.close()
+            self.proc.stderr.close()
         self.messages = queue.Queue()
         self.budget = MESSAGES_PER_WORKER + MESSAGES_PER_TEST * len(cfg.get("tests", []))
         self.err_tail = b""
@@ -135,6 +162,8 @@ class Worker:
         """Whether the child has exited (without reaping it)."""
         if self.proc.returncode is not None:
             return True
+        if isinstance(self.proc, forkserver.Forked):
+            return self.proc.exited()
         if hasattr(os, "waitid"):
             try:
                 return os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None

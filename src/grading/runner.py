@@ -1,7 +1,8 @@
 """The parent's scheduler: runs groups of tests on worker processes, enforces their time limits, follows each
 worker through the protocol, and has every test that passed beside the student's code decided by its judge.
 The judges of all groups run once the groups are done, in as many processes at a time as the groups had
-(--jobs; judge_pending): each judge process imports torch, which costs more CPU than most judges."""
+(--jobs; judge_pending).  Workers and judges are forked from the run's fork server where there is one
+(forkserver.py: it pays for importing torch once), else started one process each."""
 
 import shutil
 import tempfile
@@ -11,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 from grading import protocol  # protocol.check_message, looked up when called (a test patches it)
-from grading.process import EOF, FLOOD, Worker
+from grading.process import EOF, FLOOD, Worker, fork_server
 from grading.worker import (STARTUP_CPU, THREAD_ADDRESS_SPACE, WORKER_ADDRESS_SPACE, WORKER_FILE_BYTES,
                             WORKER_PROCESSES)
 
@@ -37,15 +38,32 @@ class Runner:
         self.stopped = False  # set on Ctrl-C: start no more workers
         self.judge_dir = Path(tempfile.mkdtemp(prefix="grader-judge-"))  # root-only where the grader is root
         self.pending = {}  # tests that passed beside the student's code, with their reports taken: judge_pending
+        self.server = None  # the run's fork server, started with the first worker (False: there is none)
+        self.server_lock = threading.Lock()
 
     def limit(self, tid):
         return self.specs[tid].timeout * self.timeout_scale
 
     def close(self):
+        with self.server_lock:
+            if self.server:
+                self.server.close()
+            self.server = False
         shutil.rmtree(self.judge_dir, ignore_errors=True)
 
+    def _fork_server(self, cfg):
+        """The fork server for a worker of cfg: one per run, for the run's thread count (students' workers and
+        judges have the same), which it sets in its environment."""
+        threads = self.base_cfg.get("threads", 1)
+        if cfg.get("threads", 1) != threads:
+            return None
+        with self.server_lock:
+            if self.server is None:
+                self.server = fork_server(threads) or False
+            return self.server or None
+
     def _start(self, cfg):
-        worker = Worker(cfg)
+        worker = Worker(cfg, server=self._fork_server(cfg))
         with LIVE_LOCK:
             LIVE.add(worker)
             if self.stopped:  # main is cleaning up: this one must not outlive it
