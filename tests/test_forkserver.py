@@ -94,6 +94,40 @@ def test_the_server_ends_with_its_parent_and_then_workers_are_started_as_process
         worker.kill()
 
 
+@linux_only
+def test_an_answer_to_another_request_stops_the_server_for_good(server):
+    """A late answer (a timeout, an interrupt between a request and its answer) is never taken for the next
+    request's: the server is killed, whatever it was asked, and the next worker is started as a process."""
+    server.sock.send(b"99 reap 1")  # a request whose answer the next one would read first
+    with pytest.raises(OSError, match="answered '99 -1'"):
+        server.start()
+    assert server.broken and server.proc.wait(timeout=30) == -9
+    worker = process.Worker(NO_TESTS, server=server)
+    try:
+        assert isinstance(worker.proc, subprocess.Popen)
+    finally:
+        worker.kill()
+
+
+def test_students_workers_and_judges_are_forked_by_servers_of_their_own(monkeypatch):
+    """A judge (root, loading what a student's process sent) is never a fork of the image the student's code
+    ran in, which would tell that code the judge's memory layout."""
+    from grading import runner
+
+    made = []
+    monkeypatch.setattr(runner, "fork_server", lambda threads: made.append(threads) or object())
+    r = runner.Runner({}, {"threads": 2}, 1.0, lambda result: None, {"threads": 2})
+    try:
+        worker = r._fork_server({"threads": 2})
+        assert len(made) == 2  # the judges' server starts with the first worker, to import while it runs
+        judge = r._fork_server({"threads": 2, "judge": True})
+        assert worker is not judge and r._fork_server({"threads": 2}) is worker and len(made) == 2
+    finally:
+        r.servers = {}  # nothing to close
+        r.close()
+    assert r._fork_server({"threads": 2}) is None  # none starts once the run is closing
+
+
 def test_without_a_fork_server_each_worker_is_started_and_grades_alike(tmp_path, monkeypatch, capsys):
     """Where there is no fork server (macOS, Windows) every worker and judge is a process of its own: the
     reference still passes a basic test, a hidden one with its reference, and their judges."""

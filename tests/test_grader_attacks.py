@@ -602,7 +602,7 @@ def test_a_judge_runs_under_the_memory_limit_of_a_students_worker(monkeypatch):
 
 def test_the_judges_of_all_groups_run_in_as_many_processes_as_the_groups_had(monkeypatch):
     """Once every group has run, the tests that passed beside the student's code are dealt out, longest first,
-    to --jobs judge processes (started without a fork server, each imports torch: one per group cost more CPU
+    to --jobs judge processes (where there is no fork server each imports torch: one per group cost more CPU
     than most judges)."""
     from grading import runner
 

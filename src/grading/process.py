@@ -198,7 +198,7 @@ class Worker:
             return
         self.killed = True
         try:
-            if os.name == "posix":
+            if os.name == "posix" and not isinstance(self.proc, forkserver.Forked):
                 os.killpg(self.proc.pid, signal.SIGKILL)
             else:
                 self.proc.kill()

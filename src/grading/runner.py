@@ -16,7 +16,7 @@ from grading.process import EOF, FLOOD, Worker, fork_server
 from grading.worker import (STARTUP_CPU, THREAD_ADDRESS_SPACE, WORKER_ADDRESS_SPACE, WORKER_FILE_BYTES,
                             WORKER_PROCESSES)
 
-STARTUP_TIMEOUT = 120.0  # seconds for a worker process to import torch and report ready
+STARTUP_TIMEOUT = 120.0  # seconds for a worker to report ready (a started one imports torch first)
 IDLE_TIMEOUT = 60.0  # seconds between two tests of one worker (the harness's own work)
 
 LIVE = set()
@@ -38,7 +38,7 @@ class Runner:
         self.stopped = False  # set on Ctrl-C: start no more workers
         self.judge_dir = Path(tempfile.mkdtemp(prefix="grader-judge-"))  # root-only where the grader is root
         self.pending = {}  # tests that passed beside the student's code, with their reports taken: judge_pending
-        self.server = None  # the run's fork server, started with the first worker (False: there is none)
+        self.servers = {}  # the run's fork servers, one for students' workers, one for judges (False: none)
         self.server_lock = threading.Lock()
 
     def limit(self, tid):
@@ -46,21 +46,26 @@ class Runner:
 
     def close(self):
         with self.server_lock:
-            if self.server:
-                self.server.close()
-            self.server = False
+            servers, self.servers = self.servers, None  # and none is started after this
+        for server in (servers or {}).values():
+            if server:
+                server.close()
         shutil.rmtree(self.judge_dir, ignore_errors=True)
 
     def _fork_server(self, cfg):
-        """The fork server for a worker of cfg: one per run, for the run's thread count (students' workers and
-        judges have the same), which it sets in its environment."""
-        threads = self.base_cfg.get("threads", 1)
-        if cfg.get("threads", 1) != threads:
-            return None
+        """The fork server that forks a worker of cfg: one for the students' workers and another for the
+        judges (forkserver.py: a judge shares nothing with a student's process), each with the thread count of
+        its workers in its environment.  Both start with the first worker, so that the judges' server imports
+        torch while the students' workers run."""
+        kinds = [("worker", self.base_cfg.get("threads", 1)), ("judge", self.judge_cfg.get("threads", 1))]
+        kind = ("judge" if cfg.get("judge") else "worker", cfg.get("threads", 1))
         with self.server_lock:
-            if self.server is None:
-                self.server = fork_server(threads) or False
-            return self.server or None
+            if self.servers is None:
+                return None
+            for each in kinds if kind in kinds else [kind]:
+                if each not in self.servers:
+                    self.servers[each] = fork_server(each[1]) or False
+            return self.servers[kind] or None
 
     def _start(self, cfg):
         worker = Worker(cfg, server=self._fork_server(cfg))

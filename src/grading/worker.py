@@ -39,8 +39,9 @@ WORKER_PROCESSES = 128
 # of small models): a larger write fails with EFBIG (Python raises OSError) instead of filling the disk.
 WORKER_FILE_BYTES = 64 << 20
 # CPU seconds of a worker process: its tests' time limits times its threads, plus STARTUP_CPU for importing
-# torch.  The time limits already stop the worker; this bounds the processes it leaves behind (each has the
-# same budget of its own), which would otherwise compete with the grading for the CPU until its end.
+# torch (a worker that no fork server forked).  The time limits already stop the worker; this bounds the
+# processes it leaves behind (each has the same budget of its own), which would otherwise compete with the
+# grading for the CPU until its end.
 STARTUP_CPU = 60
 
 
