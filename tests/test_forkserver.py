@@ -7,6 +7,7 @@ import hmac
 import json
 import os
 import secrets
+import signal
 import subprocess
 import time
 
@@ -79,6 +80,25 @@ def test_a_child_is_reaped_only_when_the_parent_asks(server):
         assert f.read().rsplit(")", 1)[1].split()[0] == "Z"
     assert forked.wait(5) == 1  # a worker without tests exits with an error
     assert not os.path.exists(f"/proc/{forked.pid}")
+
+
+@linux_only
+def test_once_its_server_has_died_a_worker_that_exited_is_never_signalled(server, monkeypatch):
+    """A server killed from outside (the out-of-memory killer, say) leaves its children to init, which reaps
+    them: the pid of a worker that has exited may then be another process's, and killing its group would
+    kill that process (a review's attack got the pid for a process of its own within 4 s)."""
+    forked, stdin, out, err = server.start()
+    for fd in (stdin, out, err):  # no configuration: the worker exits
+        os.close(fd)
+    deadline = time.monotonic() + 30
+    while not forked.exited() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(server.proc.pid, signal.SIGKILL)
+    server.proc.wait(timeout=30)
+    signalled = []
+    monkeypatch.setattr(forkserver.os, "killpg", lambda pid, sig: signalled.append(pid))
+    forked.kill()
+    assert signalled == [] and server.broken
 
 
 @linux_only

@@ -13,6 +13,11 @@ key) into the child's standard input: the server never sees it.
 The parent watches the child through a pidfd and kills its session as it kills a worker it started; the server
 reaps a child only when the parent asks, after that kill, so that the child's pid (its session's id) is not
 reused while the parent may still signal it.  The server ends when the parent closes the socket (or dies).
+A server that dies before (the kernel's out-of-memory killer could pick it) leaves its children to init, which
+reaps them and may give a worker's pid to another process: from then on a worker that has exited is never
+signalled (Forked.kill), and the Sandbox kills what the worker user left.  A student's process may make itself
+the server's child (clone with CLONE_PARENT): the server reaps only the pids the parent asks about, so such a
+child stays a zombie until the server ends.
 
 Student code and judges never share a server: a run has one for the students' workers and, once they are done,
 another for the judges, a process of its own (its own address-space layout, stack canaries, hash secret), so
@@ -201,10 +206,21 @@ class ForkServer:
     def _stop(self):
         """Kill the server (whatever it was asked, it forks nothing more) and never ask it anything again."""
         self.broken = True
+        if self.proc.returncode is None:  # not reaped: its pid is still its own
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def alive(self):
+        """Whether the server still runs (seen without reaping it); once it has gone it is never asked again."""
         try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
+            gone = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:
+            gone = True
+        if gone:
+            self.broken = True
+        return not gone
 
     def start(self):
         """A new worker: (Forked, its stdin's write end, its stdout's and stderr's read ends).  OSError where
@@ -276,11 +292,11 @@ class Forked:
 
     def kill(self):
         """SIGKILL to the worker's session.  While its server lives, the child stays unreaped until wait(), so
-        its pid still names it.  Once the server has gone, init may have reaped it and given its pid to another
-        process: then only a child still running (whose pid is still its own) is signalled; as root the Sandbox
-        kills whatever the worker user left."""
+        its pid still names it.  Once the server has gone (stopped, or died), init may have reaped the child and
+        given its pid to another process: then only a child still running (whose pid is still its own) is
+        signalled; as root the Sandbox kills whatever the worker user left."""
         with self.lock:
-            if self.server.broken and self._exited(0):
+            if not (self.server.alive() and not self.server.broken) and self._exited(0):
                 return
             os.killpg(self.pid, signal.SIGKILL)
 
