@@ -152,10 +152,15 @@ def test_without_a_fork_server_each_worker_is_started_and_grades_alike(tmp_path,
     """Where there is no fork server (macOS, Windows) every worker and judge is a process of its own: the
     reference still passes a basic test, a hidden one with its reference, and their judges."""
     data, solution = make_data(tmp_path / "data"), make_solution(tmp_path)
-    started = []
+    started = []  # the kind of process of each worker and judge
+    init = process.Worker.__init__
+
+    def spied(self, cfg, env=None, server=None):
+        init(self, cfg, env, server)
+        started.append(type(self.proc))
+
     monkeypatch.setattr(forkserver, "available", lambda: False)
-    monkeypatch.setattr(process.Worker, "__init__", lambda self, cfg, env=None, server=None, init=process.Worker
-                        .__init__: (init(self, cfg, env, server), started.append(type(self.proc)))[0])
+    monkeypatch.setattr(process.Worker, "__init__", spied)
     out = tmp_path / "results.json"
     code = cli.main(["1e-0-basic", "1c-0-basic", "1c-0-hidden", "--data-dir", str(data), "--solution-dir",
                      str(solution), "--submission-dir", str(SRC / "submission"), "--json", str(out)])
