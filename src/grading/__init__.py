@@ -9,7 +9,7 @@ data set).  One job a module:
   worker    inside a worker process: its environment and limits, the privilege drop, the loop (worker_main)
   protocol  what a worker may send: the messages and their checks, the report handed to a judge
   process   the parent's handle on one worker process (Worker): start, read signed messages, kill
-  forkserver  the run's fork server: workers and judges forked from one process that has imported torch
+  forkserver  the run's fork servers: workers (and, apart, judges) forked from a process that has imported torch
   runner    the scheduler (Runner): groups of tests on workers, time limits, then the judges (--jobs at a time)
   users     the unprivileged user: root or not, a user id of the run's own, its processes, what it may read
   sandbox   the worker user's copies and folders as root, and the clean-up of what the user made
@@ -35,11 +35,12 @@ unprivileged user before the student's first line runs.  The answers, the refere
 where they are, readable only by root (the Gradescope bundle makes them so; the header warns otherwise).
 Nothing the worker user can write is read by a process while it is root: a worker's Python starts without
 user site-packages and PYTHON* variables, in an environment of the parent's making (Worker), and its folder
-becomes the user's only after the drop (drop_privileges).  On Linux the workers and judges are forked from the
-run's fork server, a process started the same way that has imported the grader, numpy and torch and reads
-nothing but the parent's requests; a forked worker keeps none of its descriptors and drops its privileges as a
-started one does (forkserver.py).  When the grading ends, every process of the user
-is killed and every file and IPC object it owns is removed (Sandbox.close).
+becomes the user's only after the drop (drop_privileges).  On Linux the workers are forked from the run's
+fork server, a process started the same way that has imported the grader, numpy and torch and reads nothing but
+the parent's requests; a forked worker keeps none of its descriptors and drops its privileges as a started one
+does, and the judges have a server of their own, which no student's process shares a memory image with
+(forkserver.py).  When the grading ends, every process of the user is killed and every file and IPC object it
+owns is removed (Sandbox.close).
 
 Run the grader through grader.py (`python grader.py --help`): the worker processes run grader.py too, so
 that they know its tests.
