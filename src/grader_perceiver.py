@@ -5,9 +5,9 @@ blocks are found and checked by what they compute, never by their attributes' na
 parameter of its shape (find_basis), a model's blocks are recognised by their class (perceiver_runs).
 
 - Beside the student's code: building and running the blocks and models (build_block, perceiver_model, run_down,
-  run_up, changes, perceiver_runs) and what a test reports of them (observe_down_shapes, observe_basis, observe_perceiver_models,
-  observe_causal_perceiver), failing at once where an output is no tensor of the expected shape
-  (require_tensor), which can only cost the student.
+  run_up, changes, perceiver_runs) and what a test reports of them (observe_down_shapes, observe_basis,
+  observe_perceiver_models, observe_causal_perceiver), failing at once where an output is no tensor of the
+  expected shape (require_tensor), which can only cost the student.
 - In the judge, which never imports student code and alone decides the verdict: reading the reported outputs
   (tensors, changed_rows, check_down_batch, check_basis, check_perceiver_models, check_causal_perceiver).
 - perceiver_config and find_basis serve both sides: the judge builds the reference's block from the one and

@@ -154,7 +154,8 @@ def grade_here(src, *selection, data, solution=None):
     (grading.report.vouch).  What the grader's processes add (privileges, memory limits, the protocol, judges
     apart from the student's code, the summary) is tested through the grader itself; the other correct readings
     and the planted bugs need the verdicts, and each of them would otherwise cost a grader run (its fork
-    server's torch import, a worker and a judge).  The agreement of the two ways is a test (test_grading_here_gives_the_graders_verdicts)."""
+    server's torch import, a worker and a judge).  The agreement of the two ways is a test
+    (test_grading_here_gives_the_graders_verdicts)."""
     import torch
 
     from grading import report
@@ -862,14 +863,18 @@ MUTATION_BUGS = {  # small edits of helper.py's student regions
 }
 
 
-@pytest.mark.parametrize("bug", sorted(BUGS) + sorted(MUTATION_BUGS))
-def test_planted_bug_loses_points(tmp_path, data, solution, bug):
+def planted(tmp_path, bug):
+    """(src, the tests to run, the tests that must fail) for a planted bug of BUGS or MUTATION_BUGS."""
     if bug in BUGS:
         code, selection, must_fail = BUGS[bug]
-        src = copy_src(tmp_path, append=code)
-    else:
-        mutations, selection, must_fail = MUTATION_BUGS[bug]
-        src = copy_src(tmp_path, mutations)
+        return copy_src(tmp_path, append=code), selection, must_fail
+    mutations, selection, must_fail = MUTATION_BUGS[bug]
+    return copy_src(tmp_path, mutations), selection, must_fail
+
+
+@pytest.mark.parametrize("bug", sorted(BUGS) + sorted(MUTATION_BUGS))
+def test_planted_bug_loses_points(tmp_path, data, solution, bug):
+    src, selection, must_fail = planted(tmp_path, bug)
     assert failed_here(grade_here(src, *selection, data=data, solution=solution)) == sorted(must_fail)
 
 
@@ -885,12 +890,8 @@ GRADED_BOTH_WAYS = [("dataset: truncation beyond 7/8", None), ("DownProject igno
 def test_grading_here_gives_the_graders_verdicts(tmp_path, data, solution, bug, variant):
     """grade_here, which the cases of planted bugs and other readings use, agrees with the grader's own run on
     every test it selects (and the grader's score is the sum of the points of what passed)."""
-    if bug in BUGS:
-        code, selection, _ = BUGS[bug]
-        src = copy_src(tmp_path, append=code)
-    elif bug:
-        mutations, selection, _ = MUTATION_BUGS[bug]
-        src = copy_src(tmp_path, mutations)
+    if bug:
+        src, selection, _ = planted(tmp_path, bug)
     elif variant in OTHER_CORRUPTIONS:
         src = copy_src(tmp_path, append={"dataset.py": OTHER_CORRUPTIONS[variant]})
         selection = ["1e", "1c-1-basic", "1f-0-basic"]

@@ -55,14 +55,14 @@ class Runner:
     def _fork_server(self, cfg):
         """The fork server that forks a worker of cfg: one for the students' workers and another for the
         judges (forkserver.py: a judge shares nothing with a student's process), each with the thread count of
-        its workers in its environment.  Both start with the first worker, so that the judges' server imports
-        torch while the students' workers run."""
-        kinds = [("worker", self.base_cfg.get("threads", 1)), ("judge", self.judge_cfg.get("threads", 1))]
+        its workers in its environment.  The students' server starts the judges' with it, so that the judges'
+        imports torch while the students' workers run."""
         kind = ("judge" if cfg.get("judge") else "worker", cfg.get("threads", 1))
+        wanted = [kind] + ([("judge", self.judge_cfg.get("threads", 1))] if kind[0] == "worker" else [])
         with self.server_lock:
             if self.servers is None:
                 return None
-            for each in kinds if kind in kinds else [kind]:
+            for each in wanted:
                 if each not in self.servers:
                     self.servers[each] = fork_server(each[1]) or False
             return self.servers[kind] or None
