@@ -124,9 +124,12 @@ class Run:
         return sorted(tid for tid in self.tests if self.status(tid) == "passed")
 
 
-def run_grader(src, *selection, data=None, solution=None, predictions=None, extra=(), cwd=None, timeout=300):
+def run_grader(src, *selection, data=None, solution=None, predictions=None, extra=(), cwd=None, timeout=300,
+               launcher=()):
+    """Run src's grader.py on `selection` (through `launcher`, a command that runs the rest of the command line,
+    when given) and return its Run; the grader must finish and write results.json."""
     out = Path(src).parent / f"results-{len(list(Path(src).parent.glob('results-*.json')))}.json"
-    args = [sys.executable, str(Path(src) / "grader.py"), *selection, "--json", str(out), *extra]
+    args = [*launcher, sys.executable, str(Path(src) / "grader.py"), *selection, "--json", str(out), *extra]
     if data is not None:
         args += ["--data-dir", str(data)]
     if solution is not None:

@@ -21,7 +21,7 @@ from conftest import free_uid
 from test_grader import copy_src, make_data, make_solution, run_grader
 
 import graderUtil
-from grading import process, protocol
+from grading import process, protocol, users
 
 pytestmark = pytest.mark.xdist_group("root-uids")  # graded as root with user ids of their own, one at a time
 
@@ -63,19 +63,88 @@ def group_of(path):
         return None
 
 
+def owned_files(uid, tops=("/tmp", "/var/tmp", "/dev/shm")):
+    """The files and folders of uid under `tops`, as root, at any depth (GNU find walks by descriptors: no path
+    grows too long, nothing is followed); a folder of uid's is named, not what it holds."""
+    import subprocess
+
+    found = []
+    for top in tops:
+        if os.path.isdir(top):
+            out = subprocess.run(["find", top, "-xdev", "-uid", str(uid), "-print0", "-prune"],
+                                 capture_output=True).stdout
+            found += [os.fsdecode(p) for p in out.split(b"\0") if p]
+    return found
+
+
+def in_child(fn, uid=None):
+    """fn() in a forked child (as uid, when given): what it returns, as text (its repr), or the error it raised."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            if uid is not None:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+            out = repr(fn())
+        except BaseException as e:  # noqa: BLE001 - reported to the parent
+            out = f"error {type(e).__name__}: {e}"
+        os.write(write_end, out.encode("utf-8", "backslashreplace")[:1 << 16])
+        os._exit(0)
+    os.close(write_end)
+    chunks = []
+    while True:
+        chunk = os.read(read_end, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    return b"".join(chunks).decode("utf-8")
+
+
+def message_queues(uid):
+    """The POSIX message queues of uid, listed where /dev/mqueue may not be mounted: in a child with a mount
+    namespace of its own, which mounts the queues' file system over a folder only root may use."""
+    import ctypes
+
+    folder = tempfile.mkdtemp(prefix="mqueue-")
+
+    def listing():
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.unshare(0x00020000) != 0:  # CLONE_NEWNS
+            return "unshare failed"
+        libc.mount(b"none", b"/", None, 0x4000 | (1 << 18), None)  # MS_REC | MS_PRIVATE: nothing leaks out
+        if libc.mount(b"mqueue", folder.encode(), b"mqueue", 0, None) != 0:
+            return "mount failed"
+        return sorted(name for name in os.listdir(folder) if os.lstat(os.path.join(folder, name)).st_uid == uid)
+
+    try:
+        return in_child(listing)
+    finally:
+        os.rmdir(folder)
+
+
+def user_keys(uid):
+    """What uid's processes see of the kernel's keys that uid owns (/proc/keys, read as uid), but the user's own
+    keyrings when they are empty: a key left there is a note for the next grading with that user id."""
+    def read():
+        with open("/proc/keys", encoding="utf-8") as f:
+            rows = [line.split(None, 8) for line in f]
+        standard = (f"_uid.{uid}:", f"_uid_ses.{uid}:", f"_persistent.{uid}:")
+        return [" ".join(r[7:]).strip() for r in rows
+                if len(r) > 8 and r[5] == str(uid) and not (r[7] == "keyring" and r[8].startswith(standard)
+                                                             and r[8].endswith("empty\n"))]
+    text = in_child(read, uid)
+    return [] if text == "[]" else [text]
+
+
 def leftovers(uid):
     """What the worker user still has after the grading: processes, files and folders in the shared folders
-    (every one of them walked, as root), System V IPC objects."""
+    (every one of them walked, as root, at any depth), System V IPC objects, POSIX message queues, keys."""
     found = [f"process {pid}" for pid in graderUtil.user_pids(uid)]
-    for top in ("/tmp", "/var/tmp", "/dev/shm"):
-        for folder, dirs, files in os.walk(top):
-            for name in dirs + files:
-                path = os.path.join(folder, name)
-                try:
-                    if os.lstat(path).st_uid == uid:
-                        found.append(path)
-                except OSError:
-                    pass
+    found += owned_files(uid)
     for kind in ("shm", "sem", "msg"):
         try:
             with open(f"/proc/sysvipc/{kind}", encoding="ascii") as f:
@@ -85,6 +154,10 @@ def leftovers(uid):
                         found.append(f"{kind} {line.split()[1]}")
         except OSError:
             pass
+    queues = message_queues(uid)
+    if queues not in ("[]", "'unshare failed'", "'mount failed'"):
+        found.append(f"message queues {queues}")
+    found += [f"keys {k}" for k in user_keys(uid)]
     return found
 
 
@@ -381,7 +454,210 @@ def test_an_error_in_the_grader_itself_still_kills_and_removes_what_the_workers_
     assert leftovers(worker_uid) == []
 
 
-# -- 5. the parent side, fed garbage -----------------------------------------------------------------------
+# -- 5. issue 39: what a worker leaves for the clean-up, the keys and queues it leaves for the next grading,
+# a failure of the grader's own
+
+DEEP_LITTER = """
+def _deep(send):
+    '''What a recursive clean-up cannot walk, in /tmp and in the worker's own folder: a tree 3,000 folders deep,
+    names that are not UTF-8 or hold a newline, a FIFO and a socket, a folder nobody may enter with a file in it,
+    and a hard link to a file of root's (only the link is the user's: the file must stay).'''
+    import socket
+    for top in ("/tmp", _os.getcwd()):
+        base = "%s/deep-%d" % (top, _os.getuid())
+        _os.mkdir(base)
+        for name in (b"\\xff\\xfe not utf-8", b"new\\nline"):
+            open(_os.path.join(_os.fsencode(base), name), "w").close()
+        _os.mkfifo(base + "/fifo")
+        socket.socket(socket.AF_UNIX).bind(base + "/socket")
+        _os.mkdir(base + "/locked")
+        open(base + "/locked/inside", "w").close()
+        _os.chmod(base + "/locked", 0)
+        _os.link("{spy}/planted", base + "/link")
+        fd = _os.open(base, _os.O_RDONLY)
+        for _ in range(3000):
+            _os.mkdir("d", dir_fd=fd)
+            below = _os.open("d", _os.O_RDONLY, dir_fd=fd)
+            _os.close(fd)
+            fd = below
+        _os.close(_os.open("leaf", _os.O_CREAT | _os.O_WRONLY, 0o600, dir_fd=fd))
+        _os.close(fd)
+
+
+_ATTACKS = {{"1c-0-basic": _deep}}
+"""
+
+
+@root_only
+def test_trees_too_deep_for_a_recursive_walk_and_odd_files_are_removed(tmp_path, data, worker_uid, spy):
+    """The worker leaves, in /tmp and in its own folder, a tree 3,000 folders deep (a recursive walk raised
+    RecursionError as root: no results.json, the sandbox and its copies left behind), names that are not UTF-8
+    or hold a newline, a FIFO, a socket, a folder nobody may enter and a hard link to a file of root's.  The
+    grading ends with every result, nothing of the user is left, root's file keeps its one name, and the next
+    grading with the same user id starts clean."""
+    (spy / "planted").write_text("root's\n")
+    src = copy_src(tmp_path / "copy", append={"helper.py": planted(DEEP_LITTER.format(spy=spy))})
+    r = run_grader(src, "1c-0-basic", "1e-0-basic", data=data)
+    assert r.status("1e-0-basic") == "passed", r.stdout[-3000:]
+    assert leftovers(worker_uid) == []
+    assert (spy / "planted").stat().st_nlink == 1 and (spy / "planted").read_text() == "root's\n"
+    assert not [p for p in Path(tempfile.gettempdir()).glob("grader-sandbox-*") if group_of(p) == worker_uid]
+    r = run_grader(src, "1e-0-basic", data=data)
+    assert r.status("1e-0-basic") == "passed" and leftovers(worker_uid) == []
+
+
+KEYS_AND_QUEUES = """
+import ctypes as _ctypes, platform as _platform
+
+
+def _syscall(number, *args):
+    libc = _ctypes.CDLL(None, use_errno=True)
+    result = libc.syscall(number, *[_ctypes.c_long(a) if isinstance(a, int) else a for a in args])
+    return result if result >= 0 else -_ctypes.get_errno()
+
+
+def _notes(send):
+    '''Notes for the next grading with this user id: a POSIX message queue, and keys in the user's keyring, its
+    session keyring and its persistent keyring; and the key that the grader's session keyring holds.'''
+    add_key, keyctl = {"x86_64": (248, 250), "aarch64": (217, 219)}[_platform.machine()]
+    got = {}
+    for ring, label in ((-4, "user"), (-5, "session")):
+        got[label] = _syscall(add_key, b"user", b"note", b"from an earlier grading", 23, ring) > 0
+    persistent = _syscall(keyctl, 22, -1, -4)  # KEYCTL_GET_PERSISTENT: this user's, linked into its keyring
+    got["persistent"] = persistent > 0 and _syscall(add_key, b"user", b"note", b"x", 1, persistent) > 0
+    secret = _syscall(keyctl, 10, -3, b"user", b"grader-secret", 0)  # KEYCTL_SEARCH the session keyring
+    buf = _ctypes.create_string_buffer(64)
+    got["secret"] = secret > 0 and _syscall(keyctl, 11, secret, buf, 64) > 0  # KEYCTL_READ
+    libc = _ctypes.CDLL(None, use_errno=True)
+    got["queue"] = libc.mq_open(b"/note-%d" % _os.getuid(), _os.O_CREAT | _os.O_RDWR, 0o600, None) >= 0
+    raise RuntimeError("spy " + " ".join("%s=%s" % kv for kv in sorted(got.items())))
+
+
+_ATTACKS = {"1c-0-basic": _notes}
+"""
+
+# runs the rest of its command line in a new session keyring that holds a key of root's, as a grader started
+# from a login (pam_keyinit) runs in one
+IN_A_SESSION_KEYRING = (
+    "import ctypes, os, platform, sys; libc = ctypes.CDLL(None, use_errno=True); "
+    "add_key, keyctl = {'x86_64': (248, 250), 'aarch64': (217, 219)}[platform.machine()]; "
+    "libc.syscall(keyctl, ctypes.c_long(1), b'grader-session'); "  # KEYCTL_JOIN_SESSION_KEYRING
+    "libc.syscall(add_key, b'user', b'grader-secret', b'root only', ctypes.c_long(9), ctypes.c_long(-3)); "
+    "os.execv(sys.argv[1], sys.argv[1:])")
+
+
+@root_only
+def test_no_message_queue_or_key_outlives_the_grading_and_roots_keys_stay_roots(tmp_path, data, worker_uid):
+    """The student's code leaves a POSIX message queue (where /dev/mqueue is not mounted it is in no folder) and
+    keys in its user's keyrings, which outlive every process (a later grading with the same user id read them),
+    and reads the key that the session keyring of a grader started from a login holds (it did: a worker kept that
+    keyring).  The queue is refused (the worker may not make any), the keys are gone when the grading ends, and
+    root's key is out of reach."""
+    import sys
+
+    src = copy_src(tmp_path / "copy", append={"helper.py": planted(KEYS_AND_QUEUES)})
+    r = run_grader(src, "1c-0-basic", data=data, launcher=[sys.executable, "-c", IN_A_SESSION_KEYRING])
+    spied = r.tests["1c-0-basic"]["output"].split("spy ", 1)[1].split()
+    assert "secret=False" in spied and "queue=False" in spied, spied
+    assert leftovers(worker_uid) == []
+
+
+def make_queue(uid):
+    """A POSIX message queue of uid's (made as uid, in a child)."""
+    import ctypes
+
+    def make():
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.mq_open(b"/left-%d" % uid, os.O_CREAT | os.O_RDWR, 0o600, None) >= 0
+
+    assert in_child(make, uid) == "True"
+
+
+def lock_user_keyring(uid, seconds=5):
+    """As uid: a key in its user keyring, which then gives nobody (the user, root) the right to change it, for
+    `seconds` (then the kernel retires it)."""
+    import ctypes
+    import platform
+
+    add_key, keyctl = {"x86_64": (248, 250), "aarch64": (217, 219)}[platform.machine()]
+
+    def lock():
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall(add_key, b"user", b"note", b"locked in", ctypes.c_long(9), ctypes.c_long(-4))
+        libc.syscall(keyctl, ctypes.c_long(15), ctypes.c_long(-4), ctypes.c_long(seconds))  # SET_TIMEOUT
+        # SETPERM: view, read and search for its possessor and its user; no write (KEYCTL_CLEAR needs it)
+        return libc.syscall(keyctl, ctypes.c_long(5), ctypes.c_long(-4), ctypes.c_long(0x0b0b0000))
+
+    return in_child(lock, uid)
+
+
+@root_only
+def test_a_user_id_whose_leftovers_cannot_be_removed_is_not_used_again(tmp_path, monkeypatch):
+    """A POSIX message queue the worker user left is removed when the sandbox closes.  A user keyring that its user
+    locked (a key in it, and no right for anyone, root included, to clear it) cannot be emptied: that user id is
+    marked in the claims folder, and no later grading takes it (the next free one is used instead; named, it is
+    refused with the reason) until the instructor removes the mark."""
+    from grading import sandbox as sandbox_module
+
+    from grading import cleanup
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "data").mkdir()
+    uid = free_uid(61800)
+    monkeypatch.setenv("GRADER_WORKER_USER", str(uid))
+    make_queue(uid)
+    box = sandbox_module.Sandbox(tmp_path / "sub", tmp_path / "sub", tmp_path / "data", held_out=())
+    box.close()
+    assert message_queues(uid) in ("[]", "'unshare failed'")
+
+    # a locked keyring stays locked for the kernel's key collection delay (5 minutes): the ids of a test that
+    # ran just before are not clean yet
+    clean = (u for u in graderUtil.unused_uids(range(61900, 61990), 90) if not cleanup.remove_user_keys(u, u))
+    first, second = next(clean), next(clean)
+    monkeypatch.delenv("GRADER_WORKER_USER")
+    monkeypatch.setattr(users, "WORKER_UIDS", [first, second])
+    assert lock_user_keyring(first) == "0"
+    marks = users.claims_folder() / f"{first}.left"
+    try:
+        box = sandbox_module.Sandbox(tmp_path / "sub", tmp_path / "sub", tmp_path / "data", held_out=())
+        box.close()
+        assert box.uid == second and marks.is_file()
+        with pytest.raises(ValueError, match="could not be removed"):
+            users.claim_worker_user(str(first))
+    finally:
+        marks.unlink(missing_ok=True)
+
+
+@root_only
+def test_a_failure_of_the_graders_own_still_writes_results_json_and_leaves_no_folder(tmp_path, data, worker_uid,
+                                                                                     monkeypatch):
+    """A bug of the grader's as root before any test runs (here: copying the data into the sandbox raises) ends
+    the grading with a results.json that says so in one sentence, and removes the sandbox it had begun (it used to
+    raise out of main, with no results.json, leaving the sandbox folder)."""
+    import grader
+    from grading import sandbox as sandbox_module
+
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    given = sandbox_module.copy_plain
+
+    def buggy(src, dst, skip=()):
+        if dst.name == "data":
+            raise RuntimeError("a bug of the grader's")
+        return given(src, dst, skip)
+
+    monkeypatch.setattr(sandbox_module, "copy_plain", buggy)
+    out = tmp_path / "results.json"
+    src = copy_src(tmp_path / "copy")
+    code = grader.main(["1e-0-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data),
+                        "--json", str(out)])
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert code != 0 and results["score"] == 0 and "a bug of the grader" in results["output"], results
+    assert list(temp.iterdir()) == []
+
+
+# -- 6. the parent side, fed garbage -----------------------------------------------------------------------
 
 
 class ScriptedWorker:

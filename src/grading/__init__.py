@@ -12,7 +12,9 @@ data set).  One job a module:
   forkserver  the run's fork servers: workers (and, apart, judges) forked from a process that has imported torch
   runner    the scheduler (Runner): groups of tests on workers, time limits, then the judges (--jobs at a time)
   users     the unprivileged user: root or not, a user id of the run's own, its processes, what it may read
-  sandbox   the worker user's copies and folders as root, and the clean-up of what the user made
+  sandbox   the worker user's copies and folders as root, and their end (kill, remove, let the user id go)
+  cleanup   what the worker user can leave behind (files at any depth, IPC objects, message queues, keys),
+            found and removed as root
   points    the points table, the accuracy thresholds, the reference's folder, prediction files
   report    which basic tests count (vouch), the summary and Gradescope's results.json, as the hidden tests'
             visibility allows
@@ -39,8 +41,9 @@ becomes the user's only after the drop (drop_privileges).  On Linux the workers 
 fork server, a process started the same way that has imported the grader, numpy and torch and reads nothing but
 the parent's requests; a forked worker keeps none of its descriptors and drops its privileges as a started one
 does, and the judges have a server of their own, which no student's process shares a memory image with
-(forkserver.py).  When the grading ends, every process of the user is killed and every file and IPC object it
-owns is removed (Sandbox.close).
+(forkserver.py).  When the grading ends, every process of the user is killed and every file, IPC object,
+message queue and key it owns is removed (Sandbox.close); an id whose leftovers cannot all be removed is marked
+and never used again, and an id is cleaned before a grading uses it too (sandbox.claim_clean_user).
 
 Run the grader through grader.py (`python grader.py --help`): the worker processes run grader.py too, so
 that they know its tests.

@@ -69,13 +69,51 @@ def in_order(tids, selectors=()):
 
 def main(argv=None):
     """grader.py's command line.  As root, the sandbox (the worker user's copies, folders and processes) is
-    cleaned up whatever happens, an error of the grader's included."""
+    cleaned up whatever happens, an error of the grader's included; and whatever happens, --json's file says
+    what did (a failure of the grader's own, in one sentence, with a score of 0)."""
     opened = []  # the Sandbox, once there is one
     try:
         return _main(argv, opened)
+    except (Exception, KeyboardInterrupt) as e:  # noqa: BLE001 - a bug of the grader's, or an interruption
+        interrupted = isinstance(e, KeyboardInterrupt)
+        if not interrupted:
+            print(f"error: the grader failed (a bug of the grader's, not of the submission):\n"
+                  f"{traceback.format_exc()}", file=sys.stderr)
+        json_path = _json_argument(argv)
+        if json_path:
+            what = ("The grading was interrupted before it finished" if interrupted else
+                    f"The grader failed before it finished, a bug of the grader's, not of the submission "
+                    f"({type(e).__name__}: {str(e)[:300]})")
+            write_results(json_path, {"score": 0, "output": f"{what}; please tell the course staff.",
+                                      "tests": []})
+        return 130 if interrupted else 1
     finally:
-        for sandbox in opened:  # a second close (after main's own) finds nothing left to do
-            sandbox.close()
+        for sandbox in opened:  # closed already, unless _main failed: then it is closed here
+            for line in sandbox.close():
+                print(f"warning: after the grading: {line}", file=sys.stderr)
+
+
+def _json_argument(argv):
+    """--json's path from the command line, without argparse (which may be what failed); None without one."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    for k, arg in enumerate(argv):
+        if arg == "--json" and k + 1 < len(argv) and argv[k + 1] != "-":
+            return argv[k + 1]
+        if arg.startswith("--json=") and arg != "--json=-":
+            return arg.split("=", 1)[1]
+    return None
+
+
+def write_results(path, data):
+    """Write results.json under a new name, then rename it over the old file: an interrupted run never leaves
+    half a file.  An error writing it is said on stderr."""
+    try:
+        out = Path(path)
+        tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        tmp.replace(out)
+    except OSError as e:
+        print(f"error: could not write {path}: {e}", file=sys.stderr)
 
 
 def _main(argv, opened):
@@ -244,11 +282,10 @@ def _main(argv, opened):
         pool.shutdown(wait=finished, cancel_futures=not finished)
         kill_live_workers()
         runner.close()
-        gone = sandbox.close() if sandbox else True
+        if sandbox:  # what it could not remove, main says (and the user id is marked: users.mark_left)
+            sandbox.close()
     if not finished:
-        return 130
-    if not gone:
-        print(f"warning: some processes of {sandbox.user} could not be killed", file=sys.stderr)
+        raise KeyboardInterrupt  # main writes --json's file: the grading was interrupted
     for tid in to_run:  # cannot happen, but a test without a result must not break the summary
         if tid not in results:
             results[tid] = {"id": tid, "status": "failed", "message": "no result", "output": "", "seconds": 0.0,
@@ -266,12 +303,6 @@ def _main(argv, opened):
     summary += f"\n({elapsed:.1f} s)"
     print(summary, flush=True)
     if args.json:
-        data = results_json(chosen, results, "\n".join(header) + "\n" + summary, elapsed, visibility)
-        try:  # a new name, then renamed over the old file: an interrupted run never leaves half a file
-            out = Path(args.json)
-            tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-            tmp.replace(out)
-        except OSError as e:
-            print(f"error: could not write {args.json}: {e}", file=sys.stderr)
+        write_results(args.json, results_json(chosen, results, "\n".join(header) + "\n" + summary, elapsed,
+                                              visibility))
     return 0

@@ -1,6 +1,6 @@
-"""A grading run's sandbox as root: the Sandbox (the worker user's copies of the submission and the data, its
-private folders) and the clean-up that removes every file and IPC object the user made.  The isolation model
-as a whole: grading/__init__.py."""
+"""A grading run's sandbox as root: the Sandbox (the worker user, its copies of the submission and the data, its
+private folders) and its end, which kills whatever the user left running and removes whatever it
+made (cleanup.py).  The isolation model as a whole: grading/__init__.py."""
 
 import os
 import shutil
@@ -9,30 +9,77 @@ import tempfile
 import threading
 from pathlib import Path
 
-from grading.users import claim_worker_user, is_named_user, kill_user_processes, permitted, user_pids
+from grading.cleanup import DIR_FLAGS, SHARED_FOLDERS, remove_everything, remove_folder
+from grading.users import (claim_worker_user, is_named_user, kill_user_processes, mark_left, user_pids)
+
+__all__ = ["SHARED_FOLDERS", "Sandbox", "claim_clean_user", "copy_plain"]
+
+
+def stale_sandboxes(gid):
+    """The sandbox folders in the temporary folder that a grader with the worker group gid left (it was killed
+    before its clean-up): root's, open to that group, holding an earlier submission's copies."""
+    found = []
+    try:
+        with os.scandir(tempfile.gettempdir()) as entries:
+            for entry in entries:
+                if entry.name.startswith("grader-sandbox-"):
+                    st = entry.stat(follow_symlinks=False)
+                    if stat.S_ISDIR(st.st_mode) and st.st_uid == 0 and st.st_gid == gid:
+                        found.append(entry.path)
+    except OSError:
+        pass
+    return found
+
+
+def claim_clean_user(user=None):
+    """claim_worker_user (uid, gid, label, claim), for an id that starts clean: whatever an earlier grading with
+    an id of the run's own left (a grader killed before its clean-up, or one whose clean-up failed) is removed
+    first, its stale sandbox included.  An id that cannot be made clean is marked (users.mark_left) and the next
+    one is tried; a named one (GRADER_WORKER_USER) is then refused.  A named user's files are never removed: they
+    may be older than any grading."""
+    tried = set()
+    while True:
+        uid, gid, label, claim = claim_worker_user(user, skip=tried)  # a named, marked user raises here
+        if is_named_user(uid):
+            return uid, gid, label, claim
+        left = remove_everything(uid, gid, SHARED_FOLDERS)
+        for folder in stale_sandboxes(gid):
+            left += remove_folder(folder)
+        if not left:
+            return uid, gid, label, claim
+        mark_left(uid, left)
+        claim.release()
+        tried.add(uid)
 
 
 class Sandbox:
     """The unprivileged side of one grading run as root: the user, and a root-owned folder that only the user's
-    group may enter, with the copies the workers read (submission, predictions, data without the held-out
-    files) and their private temp folders."""
+    group may enter, with the copies the workers read (submission, predictions, data without the held-out files)
+    and their private temp folders.  On any failure
+    while it is made, what it had made is removed again."""
 
     def __init__(self, submission_dir, predictions_dir, data_dir, held_out, user=None):
-        self.uid, self.gid, self.user, self.claim = claim_worker_user(user)
+        self.uid, self.gid, self.user, self.claim = claim_clean_user(user)
         self.spare = set(user_pids(self.uid))  # not ours (a named user's daemons): close() leaves them alone
         # an id that names no user is this run's own (claim_worker_user): every file it owns was made by our
         # workers, and close() removes them; a named user's files (nobody's, say) may be older than the grading
         self.own_id = not is_named_user(self.uid)
-        self.base = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
-        os.chown(self.base, 0, self.gid)  # the workers' group may enter, other users not (grade_class grades
-        os.chmod(self.base, 0o750)  # several submissions at a time, each as a user of its own)
-        self.submission_dir = copy_plain(submission_dir, self.base / "submission")
-        self.predictions_dir = (self.submission_dir if Path(predictions_dir) == Path(submission_dir)
-                                else copy_plain(predictions_dir, self.base / "predictions"))
-        self.data_dir = copy_plain(data_dir, self.base / "data", skip=set(held_out))
+        self.base = None
+        self.left = None  # what close() could not remove, once it has run
         self.private = []  # what the workers' Python must not expose (reachable_imports): set by main
         self.count = 0
         self.lock = threading.Lock()
+        try:
+            self.base = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
+            os.chown(self.base, 0, self.gid)  # the workers' group may enter, other users not (grade_class grades
+            os.chmod(self.base, 0o750)  # several submissions at a time, each as a user of its own)
+            self.submission_dir = copy_plain(submission_dir, self.base / "submission")
+            self.predictions_dir = (self.submission_dir if Path(predictions_dir) == Path(submission_dir)
+                                    else copy_plain(predictions_dir, self.base / "predictions"))
+            self.data_dir = copy_plain(data_dir, self.base / "data", skip=set(held_out))
+        except BaseException:
+            self.close()
+            raise
 
     def private_dir(self):
         """A new folder for one worker (its HOME, TMPDIR and working folder), root's alone until the worker,
@@ -49,103 +96,101 @@ class Sandbox:
         return {"uid": self.uid, "gid": self.gid, "tmp_dir": str(tmp), "private": self.private}
 
     def close(self):
-        """Kill everything the workers left behind, remove every file and IPC object the user made (in
-        SHARED_FOLDERS and the sandbox; for an id of the run's own), and the folder, then let the user id go.
-        Safe to call twice."""
-        gone = kill_user_processes(self.uid, self.gid, self.spare)
+        """Close the sandbox to the user at once (its folder becomes root's alone), kill everything the workers
+        left (every process of the user), remove every file, IPC object, message queue and key the user made
+        (for an id of the run's own) and the folder, then let the user id go.  Never raises; safe to call
+        twice.  Returns what could not be done or removed (nothing when all went): then the id is marked, and no
+        later grading takes it (users.mark_left)."""
+        if self.left is not None:
+            return self.left
+        left = []
+
+        def step(what, fn):
+            try:
+                return fn()
+            except Exception as e:  # noqa: BLE001 - a failure of the grader's: said, and the rest still runs
+                left.append(f"{what} failed ({type(e).__name__}: {e})")
+                return None
+
+        if self.base is not None:
+            step("closing the sandbox", lambda: (os.chown(self.base, 0, 0), os.chmod(self.base, 0o700)))
+        gone = step("killing the worker user's processes",
+                    lambda: kill_user_processes(self.uid, self.gid, self.spare))
+        if not gone:
+            left.append(f"some processes of {self.user} could not be killed")
         if self.own_id:
-            remove_user_files(self.uid, self.gid, SHARED_FOLDERS + (str(self.base),))
-            remove_user_ipc(self.uid)
-        shutil.rmtree(self.base, ignore_errors=True)
+            left += remove_everything(self.uid, self.gid, SHARED_FOLDERS)
+        if self.base is not None:
+            left += step("removing the sandbox", lambda: remove_folder(self.base)) or []
+        if left and self.own_id:
+            step("marking the user id", lambda: mark_left(self.uid, left))
         if gone:  # else its processes live on: no later grader may take the id (the claim ends with us)
             self.claim.release()
-        return gone
+        self.left = left
+        return left
+
+
+# Folders below a copied folder that are copied too (the data folder's demo/; a submission has none): a deeper
+# tree is left out, whatever its depth.
+COPY_DEPTH = 8
+
 
 def copy_plain(src, dst, skip=()):
-    """Copy the regular files under src to dst (symbolic links and special files are left out, never
-    followed), as root-owned files every user may read and nobody but root may change."""
+    """Copy the regular files under src to dst (symbolic links and special files are left out, never followed;
+    names in `skip` at any level too; folders to COPY_DEPTH), as root-owned files every user may read and nobody
+    but root may change.  Iterative, on open folders: no tree can make it recurse or build too long a path."""
+    dst = Path(dst)
     dst.mkdir(mode=0o755)
     os.chmod(dst, 0o755)
-    if not Path(src).is_dir():
-        return dst
-    for entry in os.scandir(src):
-        if entry.name in skip or entry.name == "__pycache__" or entry.is_symlink():
-            continue
-        if entry.is_dir(follow_symlinks=False):
-            copy_plain(entry.path, dst / entry.name, skip)
-        elif entry.is_file(follow_symlinks=False):
-            shutil.copyfile(entry.path, dst / entry.name, follow_symlinks=False)
-            os.chmod(dst / entry.name, 0o644)
+    try:
+        top = os.open(src, DIR_FLAGS)
+    except OSError:
+        return dst  # not a folder (a missing submission folder: its tests say what is missing)
+    stack = [(top, dst, None)]  # open source folders, their copies, and the folders still to copy below them
+    try:
+        while stack:
+            fd, out, todo = stack[-1]
+            if todo is None:
+                todo = []
+                with os.scandir(fd) as entries:
+                    for entry in entries:
+                        if entry.name in skip or entry.name == "__pycache__" or entry.is_symlink():
+                            continue
+                        if entry.is_dir(follow_symlinks=False):
+                            if len(stack) <= COPY_DEPTH:
+                                todo.append(entry.name)
+                        elif entry.is_file(follow_symlinks=False):
+                            _copy_file(fd, entry.name, out / entry.name)
+                stack[-1] = (fd, out, todo)
+            if not todo:
+                stack.pop()
+                os.close(fd)
+                continue
+            name = todo.pop()
+            try:
+                below = os.open(name, DIR_FLAGS, dir_fd=fd)
+            except OSError:
+                continue
+            (out / name).mkdir(mode=0o755)
+            os.chmod(out / name, 0o755)
+            stack.append((below, out / name, None))
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
     return dst
 
 
-# The folders where any user may create files (sticky, world-writable): a worker's files there are removed when
-# the grading ends, with whatever the worker user made anywhere below them.
-SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run/lock", "/var/lock")
-
-
-def remove_user_files(uid, gid, folders, depth=64):
-    """Remove every file and folder owned by uid under `folders`, never following a link.  Only folders uid may
-    search are walked (it cannot have made anything elsewhere: a user cannot give a file away, and cannot link
-    one where it cannot write); a folder it owns goes whole.  Run once the user's processes are gone, so that
-    nothing moves meanwhile.  Returns the paths removed."""
-    removed = []
-
-    def walk(path, level):
-        try:
-            entries = list(os.scandir(path))
-        except OSError:
-            return
-        for entry in entries:
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if st.st_uid == uid:
-                try:
-                    if stat.S_ISDIR(st.st_mode):
-                        shutil.rmtree(entry.path)  # fd-based where the platform allows: never follows a link
-                    else:
-                        os.unlink(entry.path)
-                    removed.append(entry.path)
-                except OSError:
-                    pass
-            elif stat.S_ISDIR(st.st_mode) and level < depth and permitted(st, uid, gid, 1):
-                walk(entry.path, level + 1)
-
-    seen = set()
-    for folder in folders:
-        real = os.path.realpath(folder)  # /var/lock is often a link to /run/lock
-        if real not in seen and os.path.isdir(real):
-            seen.add(real)
-            walk(real, 0)
-    return removed
-
-
-def remove_user_ipc(uid):
-    """Remove the System V shared memory segments, semaphore sets and message queues that uid owns: they live on
-    after their process, outside any folder."""
-    import ctypes
-
-    if not os.path.isdir("/proc/sysvipc"):
-        return
+def _copy_file(dir_fd, name, dst):
+    """Copy the regular file `name` of the open folder dir_fd to dst, mode 0644; anything else is left out (a
+    FIFO is never waited on, a link never followed)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        libc = ctypes.CDLL(None, use_errno=True)  # this process's own C library (find_library would run ldconfig)
+        fd = os.open(name, flags, dir_fd=dir_fd)
     except OSError:
         return
-    ipc_rmid = 0
-    for kind, remove in (("shm", lambda i: libc.shmctl(i, ipc_rmid, None)),
-                         ("sem", lambda i: libc.semctl(i, 0, ipc_rmid)),
-                         ("msg", lambda i: libc.msgctl(i, ipc_rmid, None))):
-        try:
-            with open(f"/proc/sysvipc/{kind}", encoding="ascii") as f:
-                header = f.readline().split()
-                rows = [dict(zip(header, line.split())) for line in f]
-        except OSError:
-            continue
-        for row in rows:
-            try:
-                if int(row.get("uid", -1)) == uid or int(row.get("cuid", -1)) == uid:
-                    remove(int(row["shmid" if kind == "shm" else "semid" if kind == "sem" else "msqid"]))
-            except (KeyError, ValueError):
-                continue
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return
+        with open(dst, "wb") as out:
+            shutil.copyfileobj(f, out, 1 << 20)
+    os.chmod(dst, 0o644)

@@ -97,30 +97,68 @@ def is_named_user(uid):
         return False
 
 
-def claim_worker_user(user=None):
+def mark_path(uid):
+    """The mark of a user id whose leftovers could not be removed (mark_left)."""
+    return claims_folder() / f"{uid}.left"
+
+
+def mark_left(uid, what):
+    """Mark uid as not to be used again: something it made outlived a grading and could not be removed (a file
+    the clean-up could not delete, a keyring its user locked, a process that would not die), and the next
+    grading with that id could read it.  The mark, a file in claims_folder() that says what was left, stays
+    until the instructor has removed the leftovers and the mark.  No claim, of any grader, takes a marked id."""
+    path = mark_path(uid)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    text = "".join(f"{line}\n" for line in what)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+def marked(uid):
+    try:
+        return mark_path(uid).exists()
+    except (OSError, ValueError):
+        return False
+
+
+def claim_worker_user(user=None, skip=()):
     """(uid, gid, label, claim): the user this run's workers run as, held for this run alone.  `user` (a name or
-    a number), else GRADER_WORKER_USER, else the first id of WORKER_UIDS that names no user and no group, runs
-    no process and no other grader holds: a user of the run's own, so that any number of graders can run at
-    once as root and each kills only what it started."""
+    a number), else GRADER_WORKER_USER, else the first id of WORKER_UIDS but `skip` that names no user and no
+    group, runs no process, has no mark (mark_left) and no other grader holds: a user of the run's own, so that
+    any number of graders can run at once as root and each kills only what it started."""
     user = user or os.environ.get("GRADER_WORKER_USER")
     if user:
         uid, gid, label = _named_user(str(user))
+        if marked(uid):
+            raise ValueError(f"the worker user {label} has leftovers of an earlier grading that could not be "
+                             f"removed (listed in {mark_path(uid)}); remove them and that file, or leave "
+                             "GRADER_WORKER_USER unset so that the grader picks a clean user id")
         claim = UidClaim(uid)
         if not claim.acquire():
             raise ValueError(f"another grader running now uses the worker user {label}; wait for it to finish, or "
                              "leave GRADER_WORKER_USER unset so that each grader gets a user id of its own")
         return uid, gid, label, claim
     for uid in unused_uids(WORKER_UIDS, len(WORKER_UIDS), claimed=True):
+        if uid in skip or marked(uid):
+            continue
         claim = UidClaim(uid)
         if not claim.acquire():
             continue
-        if user_pids(uid):  # it started running something between the look and the claim
+        if user_pids(uid) or marked(uid):  # it started running something (or was marked) meanwhile
             claim.release()
             continue
         return uid, uid, f"uid {uid}", claim
-    raise ValueError(f"no user id of {WORKER_UIDS.start}..{WORKER_UIDS.stop - 1} is free for the student's code "
-                     "(each is a user, a group, runs a process or is held by another grader); set "
-                     "GRADER_WORKER_USER to an unprivileged user")
+    raise ValueError(f"no user id of {min(WORKER_UIDS)}..{max(WORKER_UIDS)} is free for the student's code "
+                     "(each is a user, a group, runs a process, is held by another grader or marked as not to be "
+                     "used again); set GRADER_WORKER_USER to an unprivileged user")
 
 
 def permitted(st, uid, gid, bit):

@@ -12,6 +12,7 @@ import time
 import zlib
 from pathlib import Path
 
+from grading.cleanup import leave_session_keyring
 from grading.context import Capture, Context, describe, seed_everything, where
 from grading.protocol import MESSAGE_CHARS
 from grading.registry import GRADER_SCRIPT, REGISTRY, SRC, Fail, Mismatch, settings
@@ -131,12 +132,20 @@ def set_limit(which, value):
     resource.setrlimit(which, (value, value))
 
 
+def join_grading(cfg):
+    """Still root: move this process into a session keyring of its own (cleanup.leave_session_keyring)."""
+    leave_session_keyring()
+
+
 def drop_privileges(cfg, keep_fd):
     """In a worker, before any student code: become cfg's unprivileged user for good (real, effective and saved
-    ids, no supplementary groups), with only stdin, stdout, stderr, the protocol descriptor and those of
-    reachable_imports open, under the resource limits of cfg["limits"], in the private folder the parent made
-    for this worker, which becomes the user's only here, and which HOME and TMPDIR name only from here on."""
+    ids, no supplementary groups), with a session keyring of its own (join_grading), with only stdin, stdout,
+    stderr, the protocol descriptor and those of reachable_imports open, under the resource limits of
+    cfg["limits"] (and no POSIX message queue: RLIMIT_MSGQUEUE 0), in the private folder the parent made for
+    this worker, which becomes the user's only here, and which HOME and TMPDIR name only from here on."""
     import importlib
+
+    join_grading(cfg)
 
     # The grader's own modules (grader_written.py, grading/runner.py, ...): from here on, the grader's folder is
     # out of reach.  The script itself runs as __main__.
@@ -173,6 +182,8 @@ def drop_privileges(cfg, keep_fd):
                        (resource.RLIMIT_FSIZE, "file"), (resource.RLIMIT_CPU, "cpu")):
         if limits.get(key):
             set_limit(which, int(limits[key]))
+    if hasattr(resource, "RLIMIT_MSGQUEUE"):  # a queue outlives its processes, in no folder: none at all
+        set_limit(resource.RLIMIT_MSGQUEUE, 0)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past RLIMIT_FSIZE fails (OSError), not kills
     os.fchdir(folder)
     os.close(folder)
@@ -184,6 +195,8 @@ def limit_judge(cfg):
     """A judge keeps the grader's user (root on Gradescope), never more memory than cfg["limits"] gives: it
     loads what a student's process reported, whatever that turns out to need."""
     import resource
+
+    join_grading(cfg)
 
     memory = (cfg.get("limits") or {}).get("memory")
     if memory:
