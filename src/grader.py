@@ -56,7 +56,7 @@ GOLD_FILES = {"dev": course.DATA_FILES["dev"], "test": ANSWERS_FILE}  # the answ
 # modules before it drops its privileges (the grader's folder is out of its reach afterwards), the instructor's
 # class grading copies exactly these, the Gradescope bundle is refused when it lacks one, and the instructor's
 # test suite checks the list against the imports it finds in these files.
-GRADING_FILES = ["grader.py", "graderUtil.py", "grading/__init__.py", "grading/cleanup.py",
+GRADING_FILES = ["grader.py", "graderUtil.py", "grading/__init__.py", "grading/cgroups.py", "grading/cleanup.py",
                  "grading/cli.py", "grading/context.py",
                  "grading/forkserver.py", "grading/points.py", "grading/process.py", "grading/protocol.py",
                  "grading/registry.py", "grading/report.py", "grading/runner.py", "grading/sandbox.py",

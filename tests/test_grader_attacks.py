@@ -455,7 +455,7 @@ def test_an_error_in_the_grader_itself_still_kills_and_removes_what_the_workers_
 
 
 # -- 5. issue 39: what a worker leaves for the clean-up, the keys and queues it leaves for the next grading,
-# a failure of the grader's own
+# the cores it takes from its neighbours, a failure of the grader's own
 
 DEEP_LITTER = """
 def _deep(send):
@@ -626,6 +626,51 @@ def test_a_user_id_whose_leftovers_cannot_be_removed_is_not_used_again(tmp_path,
             users.claim_worker_user(str(first))
     finally:
         marks.unlink(missing_ok=True)
+
+
+WIDEN = """
+def _widen(send):
+    '''Take every core of the machine (the grader was pinned to one) and say where this process may run now.'''
+    try:
+        _os.sched_setaffinity(0, range(_os.cpu_count()))
+    except OSError:
+        pass
+    cpus = ",".join(map(str, sorted(_os.sched_getaffinity(0))))
+    groups = open("/proc/self/cgroup").read().replace("\\n", ";").replace(" ", "")
+    raise RuntimeError("spy cpus=%s groups=%s" % (cpus, groups))
+
+
+_ATTACKS = {"1c-0-basic": _widen}
+"""
+
+PIN_TO = "import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])}); os.execv(sys.argv[2], sys.argv[2:])"
+
+
+def cpuset_usable():
+    """Whether this machine has a cpuset controller the grader could use (cgroup v1, or v2 offering it)."""
+    if os.path.isfile("/sys/fs/cgroup/cpuset/cpuset.cpus"):
+        return True
+    controllers = Path("/sys/fs/cgroup/cgroup.controllers")
+    return controllers.is_file() and "cpuset" in controllers.read_text().split()
+
+
+@root_only
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: nothing to widen to")
+def test_a_grading_cannot_take_cores_beyond_its_own(tmp_path, data, worker_uid):
+    """grade_class pins each grader to its share of the cores with an affinity mask, which any process may widen:
+    a submission's spinners then ran on the neighbours' cores (a grading beside them went from 6 s to 100 s).
+    Where the kernel has a cpuset controller the grader puts its workers in a cgroup of the grading's own,
+    limited to the cores the grader was given: a process that widens its mask still runs only there."""
+    import sys
+
+    if not cpuset_usable():
+        pytest.skip("no cpuset controller here: the grader says so in its header and pins as before")
+    src = copy_src(tmp_path / "copy", append={"helper.py": planted(WIDEN)})
+    r = run_grader(src, "1c-0-basic", data=data, launcher=[sys.executable, "-c", PIN_TO, "0"])
+    spied = r.tests["1c-0-basic"]["output"].split("spy ", 1)[1].split()
+    assert spied[0] == "cpus=0" and "cs224n-grader-" in spied[1], spied
+    assert "in a cgroup of its own" in r.stdout.split("\n  ")[0], r.stdout[:2000]
+    assert leftovers(worker_uid) == []
 
 
 @root_only

@@ -437,3 +437,65 @@ def test_the_bundle_leaves_the_graders_python_open(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "prefix", str(tmp_path / "source" / "env"))  # never opens the bundle
     monkeypatch.setattr(sys, "base_prefix", str(tmp_path))  # nor the whole folder
     assert autograder_run.interpreter_folders(tmp_path) == ("venv",)
+
+
+# -- issue 39: a grading's cgroup ------------------------------------------------------------------------------
+
+GROUP_CHILD = {
+    # touches 200 MiB, more than the group's 64 MiB
+    "memory": """
+b = bytearray(200 << 20)
+for i in range(0, len(b), 4096):
+    b[i] = 1
+print("survived")
+""",
+    # forks 40 children that leave the session (and its output) and sleep: more than the group's 16 processes
+    "processes": """
+import os, time
+n = 0
+for _ in range(40):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        os.setsid()
+        os.dup2(os.open(os.devnull, os.O_RDWR), 1)
+        os.dup2(1, 2)
+        time.sleep(60)
+        os._exit(0)
+    n += 1
+print(n)
+""",
+}
+
+
+@root_only
+def test_a_gradings_cgroup_bounds_its_memory_and_processes_and_kills_all_it_holds():
+    """grading/cgroups.py where the kernel lets the grader make a cgroup: a process inside that touches more memory
+    than the grading's bound is killed by the kernel (its test fails; the machine keeps its memory); forks past
+    the bound on processes fail; and the children that left their session are still inside, on the kill list,
+    and killed with the group, whose folders are then gone."""
+    import subprocess
+
+    from grading import cgroups
+
+    group = cgroups.WorkerGroup(free_uid(61990), cpus={min(os.sched_getaffinity(0))}, memory=64 << 20,
+                                processes=16)
+    folders = [folder for _, folder in group.folders]
+    try:
+        if not {"memory", "pids"} <= set(group.bounds):
+            pytest.skip(f"no memory or pids controller for the grader here ({group.describe()})")
+
+        def run(code):
+            return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                                  preexec_fn=lambda: cgroups.join(group.join_files()))
+
+        r = run(GROUP_CHILD["memory"])
+        assert r.returncode == -9 and "survived" not in r.stdout, (r.returncode, r.stdout, r.stderr[-500:])
+        r = run(GROUP_CHILD["processes"])
+        assert 0 < int(r.stdout) < 16, (r.stdout, r.stderr[-500:])
+        assert len(group.members()) == int(r.stdout)  # the children left their session, not the group
+    finally:
+        left = group.close()
+    assert left == [] and not [f for f in folders if os.path.exists(f)] and group.members() == set()

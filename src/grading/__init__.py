@@ -13,6 +13,7 @@ data set).  One job a module:
   runner    the scheduler (Runner): groups of tests on workers, time limits, then the judges (--jobs at a time)
   users     the unprivileged user: root or not, a user id of the run's own, its processes, what it may read
   sandbox   the worker user's copies and folders as root, and their end (kill, remove, let the user id go)
+  cgroups   the grading's control group: the kernel's bound on its cores, memory and processes, a kill list
   cleanup   what the worker user can leave behind (files at any depth, IPC objects, message queues, keys),
             found and removed as root
   points    the points table, the accuracy thresholds, the reference's folder, prediction files

@@ -19,7 +19,9 @@ from grading.report import (PENDING_MESSAGE, VISIBILITIES, concealed, format_sum
                             vouch)
 from grading.runner import Runner, kill_live_workers
 from grading.sandbox import Sandbox
-from grading.worker import worker_main
+from grading.worker import THREAD_ADDRESS_SPACE, WORKER_ADDRESS_SPACE, WORKER_PROCESSES, worker_main
+
+JUDGE_THREADS = 64  # a judge's threads (torch's pools: about the cores + 6), counted in the cgroup's bound
 
 
 def build_parser():
@@ -189,8 +191,12 @@ def _main(argv, opened):
             header.append(f"accuracy thresholds: '{row_name}' ({how}{calibrated})")
     sandbox = None
     if users.privileged():
+        # the grading's cgroup (cgroups.py): the cores this grader was given; the memory of --jobs workers (or
+        # judges) at a time and of what they leave running; the worker user's processes and the judges' threads
+        memory = jobs * (WORKER_ADDRESS_SPACE + max(1, usable_cpus() // jobs) * THREAD_ADDRESS_SPACE)
+        limits = {"memory": memory, "processes": WORKER_PROCESSES + JUDGE_THREADS * jobs}
         try:
-            sandbox = Sandbox(submission_dir, predictions_dir, data_dir, held_out=settings.held_out)
+            sandbox = Sandbox(submission_dir, predictions_dir, data_dir, held_out=settings.held_out, limits=limits)
             opened.append(sandbox)
         except (ValueError, OSError) as e:
             print(f"error: running as root, the grader runs student code as an unprivileged user: {e}",
@@ -198,6 +204,7 @@ def _main(argv, opened):
             return 2
         header.append(f"student code runs as {sandbox.user}, without access to the held-out answers, the "
                       "reference solution and the results")
+        header.append(sandbox.group.describe())
         secrets_ = [("the held-out answers", data_dir / name) for name in settings.held_out
                     if (data_dir / name).is_file()]
         secrets_ += [("the reference solution", solution_dir),
@@ -255,7 +262,8 @@ def _main(argv, opened):
     base_cfg = dict(common, submission_dir=str(seen.submission_dir), predictions_dir=str(seen.predictions_dir),
                     data_dir=str(seen.data_dir), solution_dir=None)
     judge_cfg = dict(common, submission_dir=str(seen.submission_dir), predictions_dir=str(seen.predictions_dir),
-                     data_dir=str(data_dir), solution_dir=str(solution_dir) if solution_dir else None)
+                     data_dir=str(data_dir), solution_dir=str(solution_dir) if solution_dir else None,
+                     cgroup=sandbox.group.join_files() if sandbox else [])
     runner = Runner(specs, base_cfg, args.timeout_scale, on_result, judge_cfg, sandbox)
     # the longest groups first, so that the parallel workers finish together
     ordered_groups = sorted(groups.values(), key=lambda ids: -sum(specs[t].timeout for t in ids))

@@ -1,5 +1,5 @@
 """A grading run's sandbox as root: the Sandbox (the worker user, its copies of the submission and the data, its
-private folders) and its end, which kills whatever the user left running and removes whatever it
+private folders, its cgroup) and its end, which kills whatever the user left running and removes whatever it
 made (cleanup.py).  The isolation model as a whole: grading/__init__.py."""
 
 import os
@@ -9,6 +9,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from grading.cgroups import WorkerGroup
 from grading.cleanup import DIR_FLAGS, SHARED_FOLDERS, remove_everything, remove_folder
 from grading.users import (claim_worker_user, is_named_user, kill_user_processes, mark_left, user_pids)
 
@@ -53,18 +54,20 @@ def claim_clean_user(user=None):
 
 
 class Sandbox:
-    """The unprivileged side of one grading run as root: the user, and a root-owned folder that only the user's
-    group may enter, with the copies the workers read (submission, predictions, data without the held-out files)
-    and their private temp folders.  On any failure
+    """The unprivileged side of one grading run as root: the user, its cgroup (where the kernel allows one:
+    cgroups.py; `limits` are its bounds), and a root-owned folder that only the user's group may enter, with the
+    copies the workers read (submission, predictions, data without the held-out files) and their private temp
+    folders.  On any failure
     while it is made, what it had made is removed again."""
 
-    def __init__(self, submission_dir, predictions_dir, data_dir, held_out, user=None):
+    def __init__(self, submission_dir, predictions_dir, data_dir, held_out, user=None, limits=None):
         self.uid, self.gid, self.user, self.claim = claim_clean_user(user)
         self.spare = set(user_pids(self.uid))  # not ours (a named user's daemons): close() leaves them alone
         # an id that names no user is this run's own (claim_worker_user): every file it owns was made by our
         # workers, and close() removes them; a named user's files (nobody's, say) may be older than the grading
         self.own_id = not is_named_user(self.uid)
         self.base = None
+        self.group = None
         self.left = None  # what close() could not remove, once it has run
         self.private = []  # what the workers' Python must not expose (reachable_imports): set by main
         self.count = 0
@@ -77,6 +80,7 @@ class Sandbox:
             self.predictions_dir = (self.submission_dir if Path(predictions_dir) == Path(submission_dir)
                                     else copy_plain(predictions_dir, self.base / "predictions"))
             self.data_dir = copy_plain(data_dir, self.base / "data", skip=set(held_out))
+            self.group = WorkerGroup(self.uid, **(limits or {}))
         except BaseException:
             self.close()
             raise
@@ -93,12 +97,14 @@ class Sandbox:
         return path
 
     def worker_settings(self, tmp):
-        return {"uid": self.uid, "gid": self.gid, "tmp_dir": str(tmp), "private": self.private}
+        return {"uid": self.uid, "gid": self.gid, "tmp_dir": str(tmp), "private": self.private,
+                "cgroup": self.group.join_files() if self.group else []}
 
     def close(self):
         """Close the sandbox to the user at once (its folder becomes root's alone), kill everything the workers
-        left (every process of the user), remove every file, IPC object, message queue and key the user made
-        (for an id of the run's own) and the folder, then let the user id go.  Never raises; safe to call
+        left (the cgroup's processes, then every process of the user), remove every file, IPC object, message
+        queue and key the user made (for an id of the run's own) and the folder, remove the cgroup, then let the
+        user id go.  Never raises; safe to call
         twice.  Returns what could not be done or removed (nothing when all went): then the id is marked, and no
         later grading takes it (users.mark_left)."""
         if self.left is not None:
@@ -114,6 +120,8 @@ class Sandbox:
 
         if self.base is not None:
             step("closing the sandbox", lambda: (os.chown(self.base, 0, 0), os.chmod(self.base, 0o700)))
+        if self.group is not None:
+            left += step("killing the cgroup's processes", self.group.kill) or []
         gone = step("killing the worker user's processes",
                     lambda: kill_user_processes(self.uid, self.gid, self.spare))
         if not gone:
@@ -122,6 +130,8 @@ class Sandbox:
             left += remove_everything(self.uid, self.gid, SHARED_FOLDERS)
         if self.base is not None:
             left += step("removing the sandbox", lambda: remove_folder(self.base)) or []
+        if self.group is not None:
+            left += step("removing the cgroup", self.group.close) or []
         if left and self.own_id:
             step("marking the user id", lambda: mark_left(self.uid, left))
         if gone:  # else its processes live on: no later grader may take the id (the claim ends with us)

@@ -12,6 +12,7 @@ import time
 import zlib
 from pathlib import Path
 
+from grading import cgroups
 from grading.cleanup import leave_session_keyring
 from grading.context import Capture, Context, describe, seed_everything, where
 from grading.protocol import MESSAGE_CHARS
@@ -133,16 +134,22 @@ def set_limit(which, value):
 
 
 def join_grading(cfg):
-    """Still root: move this process into a session keyring of its own (cleanup.leave_session_keyring)."""
+    """Still root: move this process into the grading's cgroup (cfg["cgroup"], where the grader could make one:
+    cgroups.py) and into a session keyring of its own (cleanup.leave_session_keyring).  A worker that cannot
+    join the cgroup stops: no student code may run outside the bounds the grader's header promised."""
+    try:
+        cgroups.join(cfg.get("cgroup") or [])
+    except OSError as e:
+        raise SystemExit(f"the worker could not join its grading's cgroup ({e.strerror})") from None
     leave_session_keyring()
 
 
 def drop_privileges(cfg, keep_fd):
     """In a worker, before any student code: become cfg's unprivileged user for good (real, effective and saved
-    ids, no supplementary groups), with a session keyring of its own (join_grading), with only stdin, stdout,
-    stderr, the protocol descriptor and those of reachable_imports open, under the resource limits of
-    cfg["limits"] (and no POSIX message queue: RLIMIT_MSGQUEUE 0), in the private folder the parent made for
-    this worker, which becomes the user's only here, and which HOME and TMPDIR name only from here on."""
+    ids, no supplementary groups), in the grading's cgroup with a session keyring of its own (join_grading), with
+    only stdin, stdout, stderr, the protocol descriptor and those of reachable_imports open, under the resource
+    limits of cfg["limits"] (and no POSIX message queue: RLIMIT_MSGQUEUE 0), in the private folder the parent
+    made for this worker, which becomes the user's only here, and which HOME and TMPDIR name only from here on."""
     import importlib
 
     join_grading(cfg)
@@ -193,7 +200,8 @@ def drop_privileges(cfg, keep_fd):
 
 def limit_judge(cfg):
     """A judge keeps the grader's user (root on Gradescope), never more memory than cfg["limits"] gives: it
-    loads what a student's process reported, whatever that turns out to need."""
+    loads what a student's process reported, whatever that turns out to need.  It runs in the grading's cgroup
+    (join_grading): its cores and memory are the grading's."""
     import resource
 
     join_grading(cfg)
