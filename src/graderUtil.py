@@ -11,6 +11,7 @@ from grading.protocol import REPORT_BYTES, REPORT_MEMBERS, report_problem
 from grading.registry import REGISTRY, Fail, Mismatch, Spec, configure, grader_judge, grader_test
 from grading.report import PENDING_MESSAGE
 from grading.runner import Runner
+from grading.sandbox import reclaim
 from grading.cleanup import SHARED_FOLDERS, remove_folder, remove_user_files
 from grading.users import WORKER_UIDS, kill_user_processes, privileged, readable_by, unused_uids, user_pids
 from grading.worker import WORKER_PROCESSES
@@ -18,5 +19,6 @@ from grading.worker import WORKER_PROCESSES
 __all__ = ["Context", "Fail", "Mismatch", "PENDING_MESSAGE", "REGISTRY", "REPORT_BYTES", "REPORT_MEMBERS", "Runner",
            "SHARED_FOLDERS", "Spec", "WORKER_PROCESSES", "WORKER_UIDS", "Worker", "call", "configure", "count_lines",
            "grader_judge", "grader_test", "kill_user_processes", "load_points", "main", "normalized_sha256",
-           "prediction_lines", "privileged", "read_prediction_lines", "read_tsv_rows", "readable_by", "remove_folder",
-           "remove_user_files", "report_problem", "seed_everything", "select_thresholds", "unused_uids", "user_pids"]
+           "prediction_lines", "privileged", "read_prediction_lines", "read_tsv_rows", "readable_by", "reclaim",
+           "remove_folder", "remove_user_files", "report_problem", "seed_everything", "select_thresholds",
+           "unused_uids", "user_pids"]

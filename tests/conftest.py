@@ -2,6 +2,7 @@
 
 import os
 import random
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,33 @@ def grader_worker_user(request):
     os.environ["GRADER_WORKER_USER"] = str(uid)
     yield uid
     del os.environ["GRADER_WORKER_USER"]
+
+
+@pytest.fixture
+def deep_tree():
+    """make(top, levels=3000): a chain of `levels` folders under top, deeper than any recursive walk of Python
+    3.10-3.12 can go; every tree made is removed afterwards (GNU rm walks by descriptors: pytest's own clean-up
+    of old temporary folders, shutil.rmtree, would raise RecursionError on it)."""
+    made = []
+
+    def make(top, levels=3000):
+        made.append(top)
+        make_deep_tree(top, levels)
+
+    yield make
+    for top in made:
+        subprocess.run(["rm", "-rf", "--one-file-system", str(top)], check=False)
+
+
+def make_deep_tree(top, levels):
+    top.mkdir(parents=True, exist_ok=True)
+    fd = os.open(top, os.O_RDONLY)
+    for _ in range(levels):
+        os.mkdir("d", dir_fd=fd)
+        below = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = below
+    os.close(fd)
 
 
 FIRST = ["Ana", "Bo", "Cara", "Dev", "Eli", "Finn", "Gus", "Hana"]

@@ -6,6 +6,7 @@ conftest. Only a few grader tests run (--tests) so that grading five submissions
 """
 
 import csv
+import io
 import json
 import random
 import subprocess
@@ -236,3 +237,169 @@ def test_histogram_of_totals_and_accuracies(tmp_path):
     accs = {f: [0.1, 0.25, 0.3] for f in grade_class.PREDICTION_FILES}
     assert class_report.plot(png, [10, 12, 30, 31], accs) is True
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+
+# -- issue 39: uploads that stopped a whole class run, took its memory, or slipped through a link -------------
+
+
+def patch_central(data, name, flags=None, method=None):
+    """The zip `data` with the central directory's flags or compression method of member `name` changed."""
+    import struct
+
+    data = bytearray(data)
+    end = data.rindex(b"PK\x05\x06")
+    count, _, offset = struct.unpack("<HII", data[end + 10:end + 20])
+    pos = offset
+    for _ in range(count):
+        n, m, k = struct.unpack("<HHH", data[pos + 28:pos + 34])
+        if data[pos + 46:pos + 46 + n].decode() == name:
+            if flags is not None:
+                data[pos + 8:pos + 10] = struct.pack("<H", flags)
+            if method is not None:
+                data[pos + 10:pos + 12] = struct.pack("<H", method)
+        pos += 46 + n + m + k
+    return bytes(data)
+
+
+def bomb_zip(path, files, member, inflated):
+    """A zip of `files` and one more member that inflates to `inflated` bytes of zeros (a thousand times its size
+    in the zip)."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        for name, content in files.items():
+            zf.writestr(name, content)
+        with zf.open(member, "w", force_zip64=True) as out:
+            zeros = bytes(1 << 20)
+            for _ in range(inflated >> 20):
+                out.write(zeros)
+
+
+def test_no_upload_stops_a_class_run_takes_its_memory_or_is_read_through_a_link(tmp_path, data, deep_tree):
+    """Uploads that each stopped a whole grade_class run, or cost root's memory: a folder with a tree 3,000 deep
+    (RecursionError before anyone was graded) and a copy of model.py under a name that is not UTF-8 and holds a
+    newline (the report could not be written); a zip whose params file inflates to 300 MiB (read whole into
+    memory); a zip with an encrypted member and one with a compression method zipfile does not know (neither
+    error was caught); a submission that is a symbolic link to a folder elsewhere (it was graded).  Each costs
+    only its own grade, with one sentence in the problems column; the others are graded."""
+    import os
+
+    subs = tmp_path / "submissions"
+    subs.mkdir()
+    files = deliverables(data, 1)
+    deep = subs / "deep"
+    deep.mkdir()
+    for name, content in files.items():
+        (deep / name).write_bytes(content)
+    deep_tree(deep / "tree")
+    odd = os.path.join(os.fsencode(deep), b"\xff\nold")
+    os.mkdir(odd)
+    with open(os.path.join(odd, b"model.py"), "wb") as f:
+        f.write(b"raise ImportError('an old draft')\n")
+    os.mkfifo(deep / "fifo")
+    bomb_zip(subs / "bomb.zip", {"model.py": files["model.py"]}, "vanilla.model.params", 300 << 20)
+    buf = io.BytesIO()
+    write_zip(buf, files)
+    (subs / "locked.zip").write_bytes(patch_central(buf.getvalue(), "model.py", flags=1))
+    (subs / "squeezed.zip").write_bytes(patch_central(buf.getvalue(), "helper.py", method=99))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for name, content in files.items():
+        (elsewhere / name).write_bytes(content)
+    (subs / "linked").symlink_to(elsewhere, target_is_directory=True)
+    out = tmp_path / "grades.csv"
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "grade_class.py"), str(subs), "--out", str(out),
+                           "--data-dir", str(data), "--jobs", "1", "--tests", "1e-0-basic"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = read_csv(out)
+    assert sorted(rows) == ["bomb", "deep", "linked", "locked", "squeezed"]
+    assert rows["deep"]["graded"] == "yes" and rows["deep"]["1e-0-basic"] == f"{POINTS['1e-0-basic']:g}", rows["deep"]
+    assert "model.py: graded model.py" in rows["deep"]["problems"] and "\\xff\\nold/model.py" in rows["deep"]["problems"]
+    for name, reason in (("bomb", "vanilla.model.params"), ("locked", "encrypted"), ("squeezed", "compression"),
+                         ("linked", "symbolic link")):
+        assert rows[name]["graded"] == "no" and reason in rows[name]["problems"], rows[name]
+        assert "\n" not in rows[name]["problems"], rows[name]
+
+
+@pytest.mark.filterwarnings("ignore:Duplicate name")
+def test_an_upload_is_copied_in_pieces_and_one_past_the_limits_is_refused(tmp_path, monkeypatch):
+    """src/upload.py, every grading path's reader: a 48 MiB params file is copied out of a zip a piece at a time
+    (it was read whole into memory); a member whose header promises more than a deliverable may be, or that
+    inflates a thousand times, is refused before anything is inflated; so is a zip or a folder with more entries
+    than MAX_ENTRIES.  Each refusal is one sentence (upload.UploadError); names from the upload are never a path
+    (a member `../model.py` or `/model.py` lands as model.py, or not at all)."""
+    import os
+    import time
+    import tracemalloc
+
+    import upload
+
+    names = ["helper.py", "model.py", "vanilla.model.params"]
+    big = os.urandom(48 << 20)
+    with zipfile.ZipFile(tmp_path / "big.zip", "w") as zf:
+        zf.writestr("vanilla.model.params", big)
+        zf.writestr("model.py", b"x = 1\n")
+        zf.writestr("../helper.py", b"outside\n")
+        zf.writestr("/helper.py", b"absolute\n")
+        zf.writestr("/helper.py", b"twice\n")
+    tracemalloc.start()
+    try:
+        choice = upload.copy_deliverables(tmp_path / "big.zip", names, tmp_path / "out")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (tmp_path / "out" / "vanilla.model.params").read_bytes() == big
+    assert sorted(choice.chosen) == names and (tmp_path / "out" / "helper.py").read_bytes() == b"absolute\n"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == names
+    assert peak < 16 << 20, f"{peak >> 20} MiB held at once"
+
+    bomb_zip(tmp_path / "bomb.zip", {"model.py": b"x = 1\n"}, "vanilla.model.params", 300 << 20)
+    started = time.monotonic()
+    with pytest.raises(upload.UploadError, match="vanilla.model.params"):
+        upload.copy_deliverables(tmp_path / "bomb.zip", names, tmp_path / "bombed")
+    assert time.monotonic() - started < 2
+
+    monkeypatch.setattr(upload, "MAX_ENTRIES", 50)
+    many = tmp_path / "many"
+    many.mkdir()
+    with zipfile.ZipFile(tmp_path / "many.zip", "w") as zf:
+        for k in range(60):
+            zf.writestr(f"notes/{k}.txt", b"")
+            (many / f"{k}.txt").write_bytes(b"")
+    for path in (tmp_path / "many.zip", many):
+        with pytest.raises(upload.UploadError, match="more than 50"):
+            upload.Upload(path)
+
+
+def test_a_failure_of_grade_classs_own_costs_one_row_and_a_stuck_grader_is_stopped(tmp_path, data, monkeypatch):
+    """A bug of grade_class's while grading one submission (here: unpacking it raises) is that row's problem, in
+    one sentence, and the others are graded (it ended the whole run).  A grader past the outer time limit is
+    interrupted, then killed with its process group if it does not end (here: it ignores SIGINT)."""
+    import signal
+    import time
+
+    subs = tmp_path / "submissions"
+    for name in ("ann", "bob"):
+        (subs / name).mkdir(parents=True)
+        (subs / name / "vanilla.pretrain.dev.predictions").write_text("Paris\n")
+    given = grade_class.unpack
+
+    def buggy(path, dest):
+        if path.name == "ann":
+            raise RuntimeError("a bug of grade_class's")
+        return given(path, dest)
+
+    monkeypatch.setattr(grade_class, "unpack", buggy)
+    out = tmp_path / "grades.csv"
+    assert grade_class.main([str(subs), "--out", str(out), "--data-dir", str(data), "--tests", "1e-0-basic"]) == 0
+    rows = read_csv(out)
+    assert "grade_class failed on this submission" in rows["ann"]["problems"] and rows["ann"]["graded"] == "no"
+    assert "no Python files" in rows["bob"]["problems"], rows["bob"]
+
+    monkeypatch.setattr(grade_class, "STOP_GRACE", 1)
+    stuck = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGINT, "
+                              "signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    assert stuck.stdout.readline() == b"ready\n"
+    started = time.monotonic()
+    grade_class.stop(stuck)
+    assert stuck.returncode == -signal.SIGKILL and time.monotonic() - started < 10

@@ -8,8 +8,6 @@ answers in the data folder.
 """
 
 import csv
-import zipfile
-import zlib
 from pathlib import Path
 
 import srcpath
@@ -46,6 +44,11 @@ def load_answers(data_dir):
     return answers
 
 
+# A prediction file is a place name a line (the course's test set has 437 lines): one larger than this is not
+# scored here (its accuracy cell stays empty; the grader's own tests judge it), and is never read whole.
+PREDICTION_BYTES = 1 << 20
+
+
 def submission_predictions(path, names):
     """{prediction file: [lines]} read straight from the submission (zip or folder), the copies the grader
     graded; {} if unreadable.  names: every deliverable's name (grade_class's deliverable_names()), as the
@@ -54,9 +57,9 @@ def submission_predictions(path, names):
     try:
         with upload.Upload(path) as up:
             for fname, rel in up.choose(names).chosen.items():
-                if fname in PREDICTION_FILES:
-                    preds[fname] = split_lines(up.read(rel).decode("utf-8", errors="replace"))
-    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError):
+                if fname in PREDICTION_FILES and up.size(rel) <= PREDICTION_BYTES:
+                    preds[fname] = split_lines(up.read(rel, PREDICTION_BYTES).decode("utf-8", errors="replace"))
+    except (OSError, ValueError):  # upload.UploadError is a ValueError
         return {}
     return preds
 
@@ -112,7 +115,8 @@ def similar_pairs(preds_by_name, answers, threshold=SIMILAR):
 
 def write_csv(path, header, rows):
     with atomic_path(path) as tmp:
-        with open(tmp, "w", newline="", encoding="utf-8") as f:  # newline="": the csv module writes "\r\n"
+        # newline="": the csv module writes "\r\n"; a name that is not UTF-8 (a surrogate) is written escaped
+        with open(tmp, "w", newline="", encoding="utf-8", errors="backslashreplace") as f:
             w = csv.writer(f)
             w.writerow(header)
             w.writerows(rows)

@@ -39,12 +39,11 @@ import queue
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
 import time
-import zipfile
-import zlib
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
@@ -88,33 +87,42 @@ def deliverable_names():
 
 
 def find_submissions(folder):
-    """(name, path) of every zip and sub-folder of folder, sorted by name; other files are ignored."""
+    """(name, path) of every zip and sub-folder of folder, sorted by name; other files are ignored.  A symbolic
+    link is listed too (as a zip where its name ends in .zip), never followed: its row says why it is not
+    graded (upload.Upload refuses it)."""
     subs = []
     for path in sorted(Path(folder).iterdir()):
         if path.name.startswith(".") or path.name == "__MACOSX":
             continue
-        if path.is_dir():
-            subs.append((path.name, path))
-        elif path.suffix.lower() == ".zip":
+        if path.suffix.lower() == ".zip" and (path.is_symlink() or path.is_file()):
             subs.append((path.stem, path))
+        elif path.is_symlink() or path.is_dir():
+            subs.append((path.name, path))
     return subs
 
 
 def fingerprint(path):
-    """Changes when the submission changes: name, size and modification time of each of its files."""
+    """Changes when the submission changes: the name, size and modification time of the zip, or of each file of
+    a folder as upload.Upload lists it (the same walk, with its limits).  Never raises: an upload that cannot
+    be read is fingerprinted by the reason and its own entry's time."""
     h = hashlib.sha256()
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    for p in files:
-        st = p.stat()
-        h.update(f"{p.relative_to(path) if path.is_dir() else p.name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    try:
+        st = os.lstat(path)
+        h.update(f"{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        if stat.S_ISDIR(st.st_mode):
+            with upload.Upload(path) as up:
+                for rel, stamp in sorted(up.stamps.items()):
+                    h.update(f"{rel}\0{stamp}\n".encode("utf-8", "surrogateescape"))
+    except (OSError, ValueError) as e:  # upload.UploadError is a ValueError
+        h.update(f"unreadable: {e}".encode("utf-8", "backslashreplace"))
     return h.hexdigest()
 
 
 def unpack(path, dest):
     """Copy the submission's deliverables from a zip or a folder into the folder dest, chosen as every grading
     path chooses them (src/upload.py).  Returns (names copied, problems); a note says which copy was graded
-    where the upload holds two different ones.  A broken zip raises zipfile.BadZipFile (or zlib.error /
-    OSError)."""
+    where the upload holds two different ones.  An upload that cannot be graded (broken, past upload.py's
+    limits, a link) raises upload.UploadError, whose message is one sentence."""
     choice = upload.copy_deliverables(path, deliverable_names(), dest)
     if not choice.chosen:
         return [], ["no deliverables found (no submission .py, .predictions or .params files)"]
@@ -140,64 +148,104 @@ def import_problems(results):
 
 
 def grade_one(name, path, cfg, cpus):
-    """Grade one submission in a fresh temporary folder.  Returns its cache record (never raises for anything
-    the submission can cause).  As root, the grader picks a worker user id of its own (grading/users.py)."""
+    """Grade one submission in a fresh temporary folder.  Returns its cache record, whatever happens: what the
+    submission causes, and a failure of grade_class's own, is a problem of that row alone (the run goes on).
+    As root, the grader picks a worker user id of its own (grading/users.py)."""
     record = {"version": CACHE_VERSION, "name": name, "source": str(path), "fingerprint": fingerprint(path),
               "graded": False, "results": None, "problems": [], "files": [], "seconds": 0.0}
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="grade_class_") as tmp:
-        src = Path(tmp) / "src"
-        # the grader's files of this repository (grader.GRADING_FILES), never the instructor's submission: a file
-        # the student left out must be missing, not the reference's
-        src.mkdir()
-        for name in cfg["grader_files"]:  # names relative to src/ (grading/runner.py, ...)
-            (src / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(SRC / name, src / name)
-        sub = src / "submission"
-        try:
-            copied, problems = unpack(path, sub)
-        except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError) as e:
-            record["problems"].append(f"cannot read the submission ({type(e).__name__}: {e}); not graded")
-            return record
-        record["files"] = copied
-        record["problems"] += problems
-        missing = [n for n in cfg["required"] if n not in copied]
-        if missing:
-            record["problems"].append("missing: " + ", ".join(missing))
-        if not any(n.endswith(".py") for n in copied):
-            record["problems"].append("no Python files: not graded")
-            return record
-        cmd = [sys.executable, str(src / "grader.py"), "--json", str(Path(tmp) / "results.json"),
-               "--data-dir", str(cfg["data_dir"]), "--solution-dir", str(cfg["solution_dir"]),
-               "--timeout-scale", str(cfg["timeout_scale"])] + list(cfg["tests"])
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GRADER_")}
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        if cpus and hasattr(os, "sched_setaffinity"):
-            # its share of the cores, so that parallel graders do not compete (set by a tiny launcher that
-            # then becomes the grader: the grader and its workers see only these cores from the start)
-            cmd = [sys.executable, "-c", PIN, ",".join(map(str, sorted(cpus)))] + cmd
-        # a session of its own: on a timeout the grader and every worker it started are killed together
-        proc = subprocess.Popen(cmd, cwd=str(src), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
-        try:
-            _, stderr = proc.communicate(timeout=cfg["outer_timeout"])
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            record["problems"].append(f"the grader did not finish within {cfg['outer_timeout']:.0f} s; not graded")
-            record["seconds"] = time.monotonic() - started
-            return record
+    tmp = tempfile.mkdtemp(prefix="grade_class_")
+    try:
+        return _grade_in(tmp, name, path, cfg, cpus, record, started)
+    except Exception as e:  # noqa: BLE001 - a bug of grade_class's: this row says so, the others are graded
+        record["graded"], record["results"] = False, None
+        record["problems"].append(f"grade_class failed on this submission, a bug of grade_class's "
+                                  f"({type(e).__name__}: {upload.shown(str(e))}); not graded")
+        return record
+    finally:
+        for line in graderUtil.remove_folder(tmp):
+            record["problems"].append(f"the grading folder could not be removed: {line}")
+
+
+def _grade_in(tmp, name, path, cfg, cpus, record, started):
+    """grade_one's work, in the root-only folder tmp."""
+    src = Path(tmp) / "src"
+    # the grader's files of this repository (grader.GRADING_FILES), never the instructor's submission: a file
+    # the student left out must be missing, not the reference's
+    src.mkdir()
+    for name in cfg["grader_files"]:  # names relative to src/ (grading/runner.py, ...)
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(SRC / name, src / name)
+    sub = src / "submission"
+    try:
+        copied, problems = unpack(path, sub)
+    except upload.UploadError as e:
+        record["problems"].append(f"cannot read the submission: {e}; not graded")
+        return record
+    record["files"] = copied
+    record["problems"] += problems
+    missing = [n for n in cfg["required"] if n not in copied]
+    if missing:
+        record["problems"].append("missing: " + ", ".join(missing))
+    if not any(n.endswith(".py") for n in copied):
+        record["problems"].append("no Python files: not graded")
+        return record
+    cmd = [sys.executable, str(src / "grader.py"), "--json", str(Path(tmp) / "results.json"),
+           "--data-dir", str(cfg["data_dir"]), "--solution-dir", str(cfg["solution_dir"]),
+           "--timeout-scale", str(cfg["timeout_scale"])] + list(cfg["tests"])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRADER_")}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if cpus and hasattr(os, "sched_setaffinity"):
+        # its share of the cores, so that parallel graders do not compete (set by a tiny launcher that
+        # then becomes the grader: the grader and its workers see only these cores from the start)
+        cmd = [sys.executable, "-c", PIN, ",".join(map(str, sorted(cpus)))] + cmd
+    # a session of its own: on a timeout the grader and every worker it started are killed together
+    proc = subprocess.Popen(cmd, cwd=str(src), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=cfg["outer_timeout"])
+    except subprocess.TimeoutExpired:
+        stdout, stderr = stop(proc)
+        record["problems"].append(f"the grader did not finish within {cfg['outer_timeout']:.0f} s; not graded")
         record["seconds"] = time.monotonic() - started
-        out = Path(tmp) / "results.json"
-        if proc.returncode != 0 or not out.is_file():
-            tail = stderr.decode("utf-8", errors="replace").strip().splitlines()[-1:] or ["no output"]
-            record["problems"].append(f"the grader failed (exit status {proc.returncode}: {tail[0][:300]}); "
-                                      "not graded")
-            return record
-        record["results"] = json.loads(out.read_text(encoding="utf-8"))
-        record["graded"] = True
-        record["problems"] += import_problems(record["results"])
+        return record
+    record["seconds"] = time.monotonic() - started
+    out = Path(tmp) / "results.json"
+    if proc.returncode != 0 or not out.is_file():
+        said = stderr.decode("utf-8", errors="replace").strip().splitlines()[-1:] or ["no output"]
+        try:  # the grader's own sentence, where it could write one
+            said = json.loads(out.read_text(encoding="utf-8"))["output"].splitlines()[-1:] or said
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass
+        record["problems"].append(f"the grader failed (exit status {proc.returncode}: {upload.shown(said[0], 300)}); "
+                                  "not graded")
+        return record
+    record["results"] = json.loads(out.read_text(encoding="utf-8"))
+    record["graded"] = True
+    record["problems"] += import_problems(record["results"])
     return record
+
+
+STOP_GRACE = 60  # seconds a grader has, once interrupted, to kill its workers and remove what they left
+
+
+def stop(proc):
+    """End a grader that ran past the outer time limit: interrupted first (SIGINT: its clean-up runs, as on
+    Ctrl-C), killed with its process group after STOP_GRACE.  A grader killed that way leaves what its workers
+    left: the worker user id it named in its header is then held here, its processes killed and its leftovers
+    removed (graderUtil.reclaim; an id another grader holds by then is that grader's, and is left alone).
+    Returns the grader's (stdout, stderr)."""
+    try:
+        proc.send_signal(signal.SIGINT)
+        return proc.communicate(timeout=STOP_GRACE)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        found = re.search(rb"student code runs as uid (\d+),", stdout or b"")
+        if found:
+            for line in graderUtil.reclaim(int(found.group(1))):
+                print(f"warning: after a grader was killed: {line}", file=sys.stderr)
+        return stdout, stderr
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -236,6 +284,9 @@ def list_tests(grader_dir, tests):
 
 
 def main(argv=None):
+    for stream in (sys.stdout, sys.stderr):  # a name from a submission never stops a print (surrogates)
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
     try:
         return run(args)

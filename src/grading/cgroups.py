@@ -148,6 +148,24 @@ def _kill_pid(pid, name):
             os.close(pidfd)
 
 
+def remove_stale(folder):
+    """The cgroup folder of a grader that was killed (its uid's name, in one hierarchy), with its processes
+    killed, removed.  Returns what could not be removed."""
+    if not os.path.isdir(folder):
+        return []
+    stale = WorkerGroup.__new__(WorkerGroup)
+    stale.name, stale.folders = os.path.basename(folder), [(1, folder)]
+    return stale.close()
+
+
+def remove_stale_groups(uid):
+    """remove_stale for uid's cgroup in every hierarchy."""
+    left = []
+    for _, parent, _ in hierarchies():
+        left += remove_stale(os.path.join(parent, f"{PREFIX}{uid}"))
+    return left
+
+
 class WorkerGroup:
     """The cgroup of one grading run's workers (see the module's docstring): made at once, empty; join_files()
     for the workers; kill() and close() at the end.  `usable` says whether there is one."""
@@ -168,7 +186,8 @@ class WorkerGroup:
                 continue
             folder = os.path.join(parent, self.name)
             try:
-                self._remove_stale(folder)
+                if remove_stale(folder):
+                    raise OSError(16, "a cgroup of an earlier grading could not be removed")
                 os.mkdir(folder, 0o755)
             except OSError as e:
                 self.why_not.append(f"{parent}: {e.strerror}")
@@ -206,15 +225,6 @@ class WorkerGroup:
         except OSError:
             return []
         return [c for c in controllers if c in enabled]
-
-    def _remove_stale(self, folder):
-        """A folder of this name left by a grader that was killed: its processes killed, then removed."""
-        if not os.path.isdir(folder):
-            return
-        stale = WorkerGroup.__new__(WorkerGroup)
-        stale.name, stale.folders = self.name, [(1, folder)]
-        if stale.kill() or stale.close():
-            raise OSError(16, "a cgroup of an earlier grading could not be removed")
 
     def _bound(self, version, parent, folder, controller, cpus, memory, processes):
         def put(name, value):

@@ -59,7 +59,8 @@ def shown(name, limit=200):
     UTF-8, kept by Python as a surrogate) is escaped, and a long name is cut."""
     if isinstance(name, bytes):
         name = os.fsdecode(name)
-    text = "".join(c if c.isprintable() and not 0xD800 <= ord(c) < 0xE000 else ascii(c)[1:-1] for c in name)
+    text = "".join(c if c.isprintable() and not 0xD800 <= ord(c) < 0xE000  # a byte kept as a surrogate: \xff
+                   else f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) < 0xDD00 else ascii(c)[1:-1] for c in name)
     return text if len(text) <= limit else text[:limit] + "..."
 
 

@@ -9,11 +9,12 @@ import tempfile
 import threading
 from pathlib import Path
 
-from grading.cgroups import WorkerGroup
+from grading.cgroups import WorkerGroup, remove_stale_groups
 from grading.cleanup import DIR_FLAGS, SHARED_FOLDERS, remove_everything, remove_folder
-from grading.users import (claim_worker_user, is_named_user, kill_user_processes, mark_left, user_pids)
+from grading.users import (WORKER_UIDS, UidClaim, claim_worker_user, is_named_user, kill_user_processes, mark_left,
+                          user_pids)
 
-__all__ = ["SHARED_FOLDERS", "Sandbox", "claim_clean_user", "copy_plain"]
+__all__ = ["SHARED_FOLDERS", "Sandbox", "claim_clean_user", "copy_plain", "reclaim"]
 
 
 def stale_sandboxes(gid):
@@ -51,6 +52,30 @@ def claim_clean_user(user=None):
         mark_left(uid, left)
         claim.release()
         tried.add(uid)
+
+
+def reclaim(uid):
+    """After a grader that ran student code as uid was killed before its clean-up (grade_class's outer time
+    limit): hold uid, kill its processes (its cgroup's too), remove what they left and the stale sandbox, and let
+    it go.  An id another grader holds by now is that grader's, and is left alone; so is an id that names a user
+    or is not one of WORKER_UIDS.  Returns what is left (the id is then marked)."""
+    if uid not in WORKER_UIDS or is_named_user(uid):
+        return []
+    claim = UidClaim(uid)
+    if not claim.acquire():
+        return []
+    try:
+        left = remove_stale_groups(uid)
+        if not kill_user_processes(uid, uid):
+            left.append(f"some processes of uid {uid} could not be killed")
+        left += remove_everything(uid, uid, SHARED_FOLDERS)
+        for folder in stale_sandboxes(uid):
+            left += remove_folder(folder)
+        if left:
+            mark_left(uid, left)
+        return left
+    finally:
+        claim.release()
 
 
 class Sandbox:
