@@ -439,6 +439,77 @@ def test_the_bundle_leaves_the_graders_python_open(tmp_path, monkeypatch):
     assert autograder_run.interpreter_folders(tmp_path) == ("venv",)
 
 
+# -- issue 39: Gradescope's entry writes results.json whatever happens ----------------------------------------
+
+STAND_IN_GRADER = '''
+import json, sys
+from pathlib import Path
+out = Path(sys.argv[sys.argv.index("--json") + 1])
+{body}
+'''
+
+
+def stand_in_bundle(root, grader_body):
+    """Gradescope's folder as autograder_run.py finds it, with a stand-in bundle: the starter's upload rule and
+    course facts, and a grader.py that runs `grader_body` (with `out`, the path of results.json)."""
+    import shutil
+
+    starter = root / "source" / "starter" / "src"
+    (starter / "submission").mkdir(parents=True)
+    (starter / "data").mkdir()
+    for name in ("upload.py", "course.py"):
+        shutil.copy(SRC / name, starter / name)
+    for path in (SRC / "submission").glob("*.py"):
+        (starter / "submission" / path.name).write_text("")
+    (starter / "grader.py").write_text(STAND_IN_GRADER.format(body=grader_body))
+    (root / "source" / "answers").mkdir(parents=True)
+    (root / "source" / "answers" / "birth_test.tsv").write_text("Where?\tParis\n")
+    (root / "source" / "solution").mkdir()
+    (root / "submission").mkdir()
+    return root
+
+
+GRADED = 'out.write_text(json.dumps({"score": 1, "output": "graded", "tests": []}))'
+
+
+@pytest.mark.parametrize("case", ["deep upload", "odd names", "grader crashes", "grader writes garbage",
+                                  "no starter"])
+def test_the_gradescope_entry_writes_results_json_whatever_happens(tmp_path, monkeypatch, deep_tree, case):
+    """autograder_run.py ends with a results.json that says what happened, and leaves no grading folder, when the
+    upload holds a tree 3,000 deep (RecursionError: no results.json) or a copy of a file under a name that is not
+    UTF-8 and holds a newline (printing it raised), when the grader crashes or writes something that is not JSON,
+    and when its own steps fail (the bundle has no starter)."""
+    import autograder_run
+
+    body = {"grader crashes": "raise SystemExit(3)", "grader writes garbage": 'out.write_text("{not json")'}
+    root = stand_in_bundle(tmp_path / "autograder", body.get(case, GRADED))
+    (root / "submission" / "model.py").write_text("x = 1\n")
+    if case == "deep upload":
+        deep_tree(root / "submission" / "tree")
+    if case == "odd names":
+        odd = os.path.join(os.fsencode(root / "submission"), b"\xff\nold")
+        os.mkdir(odd)
+        with open(os.path.join(odd, b"model.py"), "wb") as f:
+            f.write(b"x = 0\n")
+    if case == "no starter":
+        import shutil
+
+        shutil.rmtree(root / "source" / "starter")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.setenv("AUTOGRADER_ROOT", str(root))
+    assert autograder_run.main() == 0
+    results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+    if case in ("deep upload", "odd names"):
+        assert results["score"] == 1 and "Files graded: model.py" in results["output"], results
+    else:
+        assert results["score"] == 0 and "please tell the course staff" in results["output"], results
+    if case == "odd names":
+        assert "\\xff\\nold/model.py" in results["output"], results["output"]
+    assert list(temp.iterdir()) == []
+
+
 # -- issue 39: a grading's cgroup ------------------------------------------------------------------------------
 
 GROUP_CHILD = {

@@ -22,14 +22,22 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import traceback
 from pathlib import Path
 
 import srcpath  # beside this file in the bundle: puts the grading copy's src/ on sys.path
 
 
 def write_failure(results, message):
-    results.mkdir(parents=True, exist_ok=True)
-    (results / "results.json").write_text(json.dumps({"score": 0, "output": message, "tests": []}, indent=2))
+    """results.json with no test and a score of 0, saying in `message` (one sentence) what happened; written
+    under a new name, then renamed over whatever was there."""
+    try:
+        results.mkdir(parents=True, exist_ok=True)
+        tmp = results / ".results.json.tmp"
+        tmp.write_text(json.dumps({"score": 0, "output": message, "tests": []}, indent=2), encoding="utf-8")
+        tmp.replace(results / "results.json")
+    except OSError as e:
+        print(f"error: could not write results.json: {e}", file=sys.stderr)
 
 
 def close_to_others(root, keep):
@@ -43,7 +51,10 @@ def close_to_others(root, keep):
     for entry in os.scandir(root):
         if entry.name in keep or entry.is_symlink():
             continue
-        os.chmod(entry.path, stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode) & 0o700)
+        try:
+            os.chmod(entry.path, stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode) & 0o700)
+        except FileNotFoundError:
+            pass  # gone meanwhile
     os.chmod(root, 0o711)  # enterable, not listable
 
 
@@ -62,12 +73,35 @@ def interpreter_folders(root):
 
 
 def main():
+    """Grade /autograder/submission, and end with a results.json that says what happened whatever does: the
+    grader's, or, where there is none (the upload cannot be graded, the grader crashed, a step here failed),
+    one sentence with a score of 0.  The grading folder is removed in every case."""
     root = Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
-    source, submission, results = root / "source", root / "submission", root / "results"
+    results = root / "results"
+    made = []  # the grading folder, once there is one
+    try:
+        grade(root, results, made)
+    except Exception as e:  # noqa: BLE001 - whatever failed, the student gets a results.json that says so
+        upload_error = getattr(sys.modules.get("upload"), "UploadError", ())
+        if isinstance(e, upload_error):  # the upload's own problem, said in one sentence by src/upload.py
+            write_failure(results, f"Your upload could not be graded: {e}.")
+        else:
+            traceback.print_exc()
+            write_failure(results, f"The autograder failed before it could grade ({type(e).__name__}: "
+                                   f"{str(e)[:300]!r}); please tell the course staff.")
+    finally:
+        for folder in made:
+            shutil.rmtree(folder, ignore_errors=True)  # the starter and the deliverables, flat: no deep tree
+    return 0
+
+
+def grade(root, results, made):
+    source, submission = root / "source", root / "submission"
     results.mkdir(parents=True, exist_ok=True)
     if os.name == "posix" and os.geteuid() == 0:
         close_to_others(root, keep=("submission",) + interpreter_folders(root))
     work = Path(tempfile.mkdtemp(prefix="grading-"))
+    made.append(work)
     shutil.copytree(source / "starter", work, dirs_exist_ok=True)
     os.chmod(work, 0o700)  # root's alone (copytree gave it the starter's mode): the grader's workers get copies
     package = work / "src" / "submission"
@@ -75,26 +109,29 @@ def main():
     import upload  # the starter's: the one rule for which file of an upload is graded (grade_class uses it too)
 
     names = upload.deliverable_names(p.name for p in package.glob("*.py"))
-    choice = upload.copy_deliverables(submission, names, package)
+    choice = upload.copy_deliverables(submission, names, package)  # UploadError: main says why, in one sentence
     shutil.copy2(source / "answers" / "birth_test.tsv", work / "src" / "data" / "birth_test.tsv")
     graded = [f"Files graded: {', '.join(sorted(choice.chosen)) or 'none'}"] + choice.notes
     print("\n".join(graded))
-    results.mkdir(parents=True, exist_ok=True)
     out = results / "results.json"
     cmd = [sys.executable, str(work / "src" / "grader.py"), "--json", str(out),
            "--solution-dir", str(source / "solution")]
     proc = subprocess.run(cmd, cwd=work / "src")
-    if proc.returncode != 0 or not out.is_file():
-        write_failure(results, f"The grader stopped unexpectedly (exit status {proc.returncode}); "
-                               "please tell the course staff.")
-    else:  # the student sees which of their files were graded, and why where the upload had two copies
+    try:  # the grader's results, or its own sentence where it failed (it writes one: grading/cli.py)
         data = json.loads(out.read_text(encoding="utf-8"))
-        data["output"] = "\n".join(graded) + "\n\n" + data.get("output", "")
-        tmp = out.with_name(".results.json.tmp")
-        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-        tmp.replace(out)
-    shutil.rmtree(work, ignore_errors=True)
-    return 0
+        if not isinstance(data, dict) or not isinstance(data.get("output", ""), str):
+            data = None
+    except (OSError, ValueError):
+        data = None
+    if data is None:
+        write_failure(results, f"The grader stopped unexpectedly (exit status {proc.returncode}); please tell "
+                               "the course staff.")
+        return
+    # the student sees which of their files were graded, and why where the upload had two copies
+    data["output"] = "\n".join(graded) + "\n\n" + data.get("output", "")
+    tmp = out.with_name(".results.json.tmp")
+    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    tmp.replace(out)
 
 
 if __name__ == "__main__":
