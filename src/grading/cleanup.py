@@ -46,7 +46,8 @@ class Budget:
     """How many more entries one clean-up may look at (shared by all its walks)."""
 
     def __init__(self, entries=None):
-        self.left = ENTRIES if entries is None else entries
+        self.entries = ENTRIES if entries is None else entries
+        self.left = self.entries
 
     def spend(self):
         self.left -= 1
@@ -145,7 +146,7 @@ def remove_user_files(uid, gid, folders, depth=64, budget=None):
         try:
             _remove_owned(fd, real, uid, gid, depth, budget, left)
         except OverBudget:
-            left.append(f"{real}: more than {ENTRIES:,} entries to look at; the clean-up stopped there")
+            left.append(f"{real}: more than {budget.entries:,} entries to look at; the clean-up stopped there")
         finally:
             os.close(fd)
     return left
@@ -198,6 +199,7 @@ def remove_folder(path, budget=None):
     """Remove the folder `path` with everything in it, whoever made it (a sandbox, a grading's work folder):
     remove_tree from the folder above it.  Returns what could not be removed (nothing if there is no such
     folder)."""
+    budget = budget or Budget()
     path = os.path.abspath(path)
     parent, name = os.path.split(path)
     try:
@@ -210,7 +212,7 @@ def remove_folder(path, budget=None):
     except FileNotFoundError:
         return []
     except OverBudget:
-        return [f"{path}: more than {ENTRIES:,} entries; the clean-up stopped there"]
+        return [f"{path}: more than {budget.entries:,} entries; the clean-up stopped there"]
     except OSError as e:
         return [f"{path}: {e.strerror} ({shown(e.filename or '')})"]
     finally:
@@ -224,9 +226,9 @@ def _libc():
     return ctypes.CDLL(None, use_errno=True)  # this process's own C library (find_library would run ldconfig)
 
 
-def in_child(fn, uid=None, gid=None):
-    """The text fn() returns, computed in a forked child (as uid, in group gid alone, when given), or None where
-    the child failed.  Only system calls and a little Python run there (the grader has threads), and nothing is
+def in_child(fn, uid=None, gid=None, first=None):
+    """The text fn() returns, computed in a forked child (as uid, in group gid alone, when given, after first()
+    has run as root), or None where the child failed.  Only system calls and a little Python run there (the grader has threads), and nothing is
     imported once it is uid (root's Python may lie where uid cannot read it: this module imports first)."""
     read_end, write_end = os.pipe()
     pid = os.fork()
@@ -234,6 +236,8 @@ def in_child(fn, uid=None, gid=None):
         code = 1
         try:
             os.close(read_end)
+            if first is not None:
+                first()
             if uid is not None:
                 os.setgroups([])
                 os.setgid(gid)
@@ -326,7 +330,7 @@ def remove_user_queues(uid):
 # number per machine, the operations used, and the special keyring ids (the calling process's own keyrings).
 KEYCTL_SYSCALL = {"x86_64": 250, "amd64": 250, "aarch64": 219, "arm64": 219, "riscv64": 219}
 KEYCTL_GET_KEYRING_ID, KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 0, 1, 7, 22
-KEY_SPEC_PROCESS_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -2, -4, -5
+KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -3, -4, -5
 NO_KEYS = (errno.ENOSYS, errno.EPERM, errno.EOPNOTSUPP)  # no keys in this kernel, or a seccomp filter refuses
 
 
@@ -370,16 +374,28 @@ def remove_user_keys(uid, gid, settle=1.0):
     if not os.path.exists("/proc/keys"):
         return []
 
+    own = {f"_uid.{uid}:", f"_uid_ses.{uid}:", f"_persistent.{uid}:"}
+
+    def keys():
+        """What uid sees in /proc/keys of keys it owns: [(kind, name, summary)]."""
+        found = []
+        with open("/proc/keys", encoding="utf-8", errors="replace") as f:
+            for line in f:  # id flags usage timeout perm uid gid type description: summary
+                fields = line.split(None, 8)
+                if len(fields) == 9 and fields[5] == str(uid):
+                    name, _, summary = fields[8].partition(" ")
+                    found.append((fields[7], name, summary.strip()))
+        return found
+
     def clear():
         left = []
-        kept = None
-        try:  # the persistent keyring, linked into this child's own process keyring (which goes with it)
-            persistent = keyctl(KEYCTL_GET_PERSISTENT, -1, KEY_SPEC_PROCESS_KEYRING)
-            kept = keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_PROCESS_KEYRING, 0)
-            keyctl(KEYCTL_CLEAR, persistent)
-        except OSError as e:
-            if e.errno not in NO_KEYS:
-                left.append(f"its persistent keyring ({e.strerror})")
+        # the persistent keyring, only where it exists (asking for it makes one), linked into this child's own
+        # session keyring: there the child possesses it, which it must to empty it (its user may only read it)
+        if any(kind == "keyring" and name == f"_persistent.{uid}:" for kind, name, _ in keys()):
+            try:
+                keyctl(KEYCTL_CLEAR, keyctl(KEYCTL_GET_PERSISTENT, -1, KEY_SPEC_SESSION_KEYRING))
+            except OSError as e:
+                left.append(f"its persistent keyring could not be emptied ({e.strerror})")
         for ring, label in ((KEY_SPEC_USER_KEYRING, "user keyring"),
                             (KEY_SPEC_USER_SESSION_KEYRING, "user session keyring")):
             try:
@@ -389,24 +405,17 @@ def remove_user_keys(uid, gid, settle=1.0):
                 if e.errno == errno.ENOKEY or e.errno in NO_KEYS:
                     continue  # none (or an expired one, which the check below sees)
                 left.append(f"its {label} could not be emptied ({e.strerror})")
-        own = {f"_uid.{uid}:", f"_uid_ses.{uid}:", f"_persistent.{uid}:"}
         deadline = time.monotonic() + settle
         while True:
-            seen = []
-            with open("/proc/keys", encoding="utf-8", errors="replace") as f:
-                for line in f:  # id flags usage timeout perm uid gid type description: summary
-                    fields = line.split(None, 8)
-                    if len(fields) < 9 or fields[5] != str(uid) or (kept and int(fields[0], 16) == kept):
-                        continue
-                    kind, (name, _, summary) = fields[7], fields[8].partition(" ")
-                    if kind == "keyring" and name in own and summary.strip() == "empty":
-                        continue
-                    seen.append(f"a key ({kind} {shown(fields[8].strip())})")
+            seen = [f"a key ({kind} {shown(name + ' ' + summary)})" for kind, name, summary in keys()
+                    if not (kind == "keyring" and name in own and summary == "empty")]
             if not seen or time.monotonic() > deadline:
                 return "\n".join(left + seen)
             time.sleep(0.05)
 
-    text = in_child(clear, uid, gid)
+    # the child leaves whatever session keyring the grader has (root's, from a login, say) for one of its own,
+    # root's and empty, which goes with it: nothing of the grader's is touched, and nothing is left for uid
+    text = in_child(clear, uid, gid, first=leave_session_keyring)
     return ["its keys could not be checked"] if text is None else text.splitlines()
 
 
