@@ -570,3 +570,28 @@ def test_a_gradings_cgroup_bounds_its_memory_and_processes_and_kills_all_it_hold
     finally:
         left = group.close()
     assert left == [] and not [f for f in folders if os.path.exists(f)] and group.members() == set()
+
+
+@root_only
+def test_a_v2_cgroup_that_bounds_nothing_is_still_a_kill_list(monkeypatch):
+    """cgroup v2 where the grader's own cgroup cannot hand controllers down (it holds processes: the usual case
+    outside the root cgroup): the group bounds nothing, but its members are listed and cgroup.kill ends them,
+    double forks and new sessions included."""
+    import subprocess
+
+    from grading import cgroups
+
+    v2 = [h for h in cgroups.hierarchies() if h[0] == 2]
+    if not v2:
+        pytest.skip("no cgroup v2 hierarchy here")
+    monkeypatch.setattr(cgroups, "hierarchies", lambda: [(2, v2[0][1], ())])
+    group = cgroups.WorkerGroup(free_uid(61980))
+    try:
+        assert group.usable and group.bounds == {} and "a kill list only" in group.describe()
+        r = subprocess.run([sys.executable, "-c", GROUP_CHILD["processes"].replace("range(40)", "range(3)")],
+                           capture_output=True, text=True, timeout=60,
+                           preexec_fn=lambda: cgroups.join(group.join_files()))
+        assert r.stdout.strip() == "3" and len(group.members()) == 3
+    finally:
+        assert group.close() == []
+    assert group.members() == set()
