@@ -277,9 +277,13 @@ class Upload:
                 stream = self._zip.open(self._members[rel])
             else:
                 fd = self._open_file(rel)
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                st = os.fstat(fd)
+                problem = ("is not a regular file" if not stat.S_ISREG(st.st_mode) else
+                           f"is {_mib(st.st_size)}, more than the {_mib(limit)} a deliverable may be"
+                           if st.st_size > limit else None)  # refused before a byte of it is read
+                if problem:
                     os.close(fd)
-                    raise UploadError(f"{shown(rel)} in the upload is not a regular file")
+                    raise UploadError(f"{shown(rel)} in the upload {problem}")
                 stream = os.fdopen(fd, "rb")
             with stream:
                 got = 0

@@ -358,6 +358,16 @@ def test_an_upload_is_copied_in_pieces_and_one_past_the_limits_is_refused(tmp_pa
         upload.copy_deliverables(tmp_path / "bomb.zip", names, tmp_path / "bombed")
     assert time.monotonic() - started < 2
 
+    sparse = tmp_path / "sparse"  # 10 GiB that take no disk: refused by its size, before a byte is read
+    sparse.mkdir()
+    (sparse / "model.py").write_bytes(b"x = 1\n")
+    with open(sparse / "vanilla.model.params", "wb") as f:
+        f.truncate(10 << 30)
+    started = time.monotonic()
+    with pytest.raises(upload.UploadError, match="vanilla.model.params in the upload is 10240 MiB"):
+        upload.copy_deliverables(sparse, names, tmp_path / "sparsed")
+    assert time.monotonic() - started < 1
+
     monkeypatch.setattr(upload, "MAX_ENTRIES", 50)
     many = tmp_path / "many"
     many.mkdir()
