@@ -33,9 +33,10 @@ hidden comparison of values at the same weights vouches for the same code (Spec.
 Isolation.  Run as root (Gradescope runs the autograder as root), the grader keeps the held-out answers, the
 reference solution and the results to itself.  A Sandbox holds, in a root-owned folder the workers can read
 but not change, copies of the submission (code, params, predictions) and of the data folder without the
-held-out files; each worker that runs student code gets a private temp folder there and drops to the
-unprivileged user before the student's first line runs.  The answers, the reference and the results stay
-where they are, readable only by root (the Gradescope bundle makes them so; the header warns otherwise).
+held-out files; each worker that runs student code gets a private temp folder there, joins the grading's
+cgroup (where the kernel allows one: cgroups.py bounds the grading's cores, memory and processes as a whole) and
+drops to the unprivileged user before the student's first line runs.  The answers, the reference and the results
+stay where they are, readable only by root (the Gradescope bundle makes them so; the header warns otherwise).
 Nothing the worker user can write is read by a process while it is root: a worker's Python starts without
 user site-packages and PYTHON* variables, in an environment of the parent's making (Worker), and its folder
 becomes the user's only after the drop (drop_privileges).  On Linux the workers are forked from the run's

@@ -228,8 +228,9 @@ def _libc():
 
 def in_child(fn, uid=None, gid=None, first=None):
     """The text fn() returns, computed in a forked child (as uid, in group gid alone, when given, after first()
-    has run as root), or None where the child failed.  Only system calls and a little Python run there (the grader has threads), and nothing is
-    imported once it is uid (root's Python may lie where uid cannot read it: this module imports first)."""
+    has run as root), or None where the child failed.  Only system calls and a little Python run there (the
+    grader has threads), and nothing is imported once it is uid (root's Python may lie where uid cannot read it:
+    this module imports first)."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
