@@ -734,6 +734,33 @@ def test_the_clean_up_removes_any_depth_with_a_few_descriptors_and_stops_at_its_
 
 
 @root_only
+def test_folders_the_worker_made_unsearchable_are_removed_by_a_root_that_cannot_override_modes(tmp_path):
+    """In some containers root has no right to override file modes (no CAP_DAC_OVERRIDE): a worker's folders of
+    mode 000, one inside another, with files in them, stopped the clean-up there.  It makes such a folder root's,
+    mode 0700, through a descriptor pinning the folder itself, and removes it."""
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) is not installed")
+    uid = free_uid(61990)
+    top = tmp_path / "shared"
+    (top / "a" / "b" / "c").mkdir(parents=True)
+    for name in ("a/b/f", "a/b/c/g"):
+        (top / name).touch()
+    for path in [top / "a", *(top / "a").rglob("*")]:
+        os.chown(path, uid, uid)
+    for name in ("a/b/c", "a/b", "a"):
+        os.chmod(top / name, 0)
+    code = (f"import sys; sys.path.insert(0, {str(Path(graderUtil.__file__).parent)!r}); from grading import cleanup; "
+            f"print(cleanup.remove_user_files({uid}, {uid}, [{str(top)!r}]))")
+    r = subprocess.run(["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--inh-caps",
+                        "-dac_override,-dac_read_search", sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.stdout.strip() == "[]" and list(top.iterdir()) == [], (r.stdout, r.stderr[-2000:])
+
+
+@root_only
 def test_a_failure_of_the_graders_own_still_writes_results_json_and_leaves_no_folder(tmp_path, data, worker_uid,
                                                                                      monkeypatch):
     """A bug of the grader's as root before any test runs (here: copying the data into the sandbox raises) ends

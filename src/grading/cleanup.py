@@ -67,8 +67,8 @@ def shown(name, limit=200):
 
 def open_folder(name, dir_fd=None):
     """The folder `name` (of the open folder dir_fd) opened with DIR_FLAGS.  Where that is refused (a folder its
-    owner made unsearchable, and a root without the right to override modes, as in some containers), the
-    folder's own mode is set to 0700 first, through a descriptor that pins the folder itself."""
+    owner made unsearchable, to a root without the right to override modes, as in some containers), the folder
+    is made root's, mode 0700, first, through a descriptor that pins the folder itself (it is removed next)."""
     try:
         return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
     except PermissionError:
@@ -76,7 +76,8 @@ def open_folder(name, dir_fd=None):
             raise
     pinned = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
     try:
-        os.chmod(f"/proc/self/fd/{pinned}", 0o700)  # the folder pinned above, never what a link names
+        os.chown(f"/proc/self/fd/{pinned}", 0, 0)  # the folder pinned above, never what a link names
+        os.chmod(f"/proc/self/fd/{pinned}", 0o700)
     finally:
         os.close(pinned)
     return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
