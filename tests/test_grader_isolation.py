@@ -472,13 +472,14 @@ def stand_in_bundle(root, grader_body):
 GRADED = 'out.write_text(json.dumps({"score": 1, "output": "graded", "tests": []}))'
 
 
-@pytest.mark.parametrize("case", ["deep upload", "odd names", "grader crashes", "grader writes garbage",
-                                  "no starter"])
+@pytest.mark.parametrize("case", ["deep upload", "odd names", "too large", "grader crashes",
+                                  "grader writes garbage", "no starter"])
 def test_the_gradescope_entry_writes_results_json_whatever_happens(tmp_path, monkeypatch, deep_tree, case):
     """autograder_run.py ends with a results.json that says what happened, and leaves no grading folder, when the
     upload holds a tree 3,000 deep (RecursionError: no results.json) or a copy of a file under a name that is not
-    UTF-8 and holds a newline (printing it raised), when the grader crashes or writes something that is not JSON,
-    and when its own steps fail (the bundle has no starter)."""
+    UTF-8 and holds a newline (printing it raised), or a params file past upload.py's limits (a sparse 10 GiB: the
+    student reads why), when the grader crashes or writes something that is not JSON, and when its own steps fail
+    (the bundle has no starter)."""
     import autograder_run
 
     body = {"grader crashes": "raise SystemExit(3)", "grader writes garbage": 'out.write_text("{not json")'}
@@ -491,6 +492,9 @@ def test_the_gradescope_entry_writes_results_json_whatever_happens(tmp_path, mon
         os.mkdir(odd)
         with open(os.path.join(odd, b"model.py"), "wb") as f:
             f.write(b"x = 0\n")
+    if case == "too large":
+        with open(root / "submission" / "vanilla.model.params", "wb") as f:
+            f.truncate(10 << 30)
     if case == "no starter":
         import shutil
 
@@ -503,6 +507,10 @@ def test_the_gradescope_entry_writes_results_json_whatever_happens(tmp_path, mon
     results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     if case in ("deep upload", "odd names"):
         assert results["score"] == 1 and "Files graded: model.py" in results["output"], results
+    elif case == "too large":
+        assert results["score"] == 0 and results["output"] == (
+            "Your upload could not be graded: vanilla.model.params in the upload is 10240 MiB, more than the 256 MiB "
+            "a deliverable may be."), results
     else:
         assert results["score"] == 0 and "please tell the course staff" in results["output"], results
     if case == "odd names":
