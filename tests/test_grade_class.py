@@ -312,8 +312,9 @@ def test_no_upload_stops_a_class_run_takes_its_memory_or_is_read_through_a_link(
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = read_csv(out)
     assert sorted(rows) == ["bomb", "deep", "linked", "locked", "squeezed"]
-    assert rows["deep"]["graded"] == "yes" and rows["deep"]["1e-0-basic"] == f"{POINTS['1e-0-basic']:g}", rows["deep"]
-    assert "model.py: graded model.py" in rows["deep"]["problems"] and "\\xff\\nold/model.py" in rows["deep"]["problems"]
+    row = rows["deep"]
+    assert row["graded"] == "yes" and row["1e-0-basic"] == f"{POINTS['1e-0-basic']:g}", row
+    assert "model.py: graded model.py" in row["problems"] and "\\xff\\nold/model.py" in row["problems"]
     for name, reason in (("bomb", "vanilla.model.params"), ("locked", "encrypted"), ("squeezed", "compression"),
                          ("linked", "symbolic link")):
         assert rows[name]["graded"] == "no" and reason in rows[name]["problems"], rows[name]
@@ -406,10 +407,15 @@ def test_a_failure_of_grade_classs_own_costs_one_row_and_a_stuck_grader_is_stopp
     assert "no Python files" in rows["bob"]["problems"], rows["bob"]
 
     monkeypatch.setattr(grade_class, "STOP_GRACE", 1)
-    stuck = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGINT, "
-                              "signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"],
+    # a grader's header names its worker user id: once it is killed, that id is reclaimed (held, cleaned, let go)
+    stuck = subprocess.Popen([sys.executable, "-c", "import signal, sys, time; signal.signal(signal.SIGINT, "
+                              "signal.SIG_IGN); print('student code runs as uid 59999, ...', flush=True); "
+                              "print('ready', file=sys.stderr, flush=True); time.sleep(60)"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    assert stuck.stdout.readline() == b"ready\n"
+    assert stuck.stderr.readline() == b"ready\n"
+    reclaimed = []
+    monkeypatch.setattr(grade_class.graderUtil, "reclaim", lambda uid: reclaimed.append(uid) or [])
     started = time.monotonic()
     grade_class.stop(stuck)
     assert stuck.returncode == -signal.SIGKILL and time.monotonic() - started < 10
+    assert reclaimed == [59999]

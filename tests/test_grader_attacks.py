@@ -761,6 +761,35 @@ def test_folders_the_worker_made_unsearchable_are_removed_by_a_root_that_cannot_
 
 
 @root_only
+def test_reclaim_removes_what_a_grader_killed_before_its_clean_up_left(monkeypatch):
+    """grade_class kills a grader that does not end once interrupted; what its workers left (a process, a file in
+    /tmp, the sandbox with the submission's copies, open to the worker group) is then reclaimed: the id held,
+    its processes killed, its leftovers and the stale sandbox removed, the id let go."""
+    import subprocess
+
+    from grading import sandbox as sandbox_module
+
+    uid = free_uid(61990)
+    monkeypatch.setattr(sandbox_module, "WORKER_UIDS", [uid])
+    left = Path(tempfile.gettempdir()) / f"left-by-{uid}"
+    left.write_text("a note")
+    os.chown(left, uid, uid)
+    stale = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
+    (stale / "submission").mkdir()
+    (stale / "submission" / "model.py").write_text("an earlier submission's code")
+    os.chown(stale, 0, uid)
+    os.chmod(stale, 0o750)
+    sleeper = subprocess.Popen(["sleep", "60"], user=uid, group=uid, extra_groups=[], start_new_session=True)
+    try:
+        assert sandbox_module.reclaim(uid) == []
+        assert sleeper.wait(timeout=10) == -9 and not left.exists() and not stale.exists()
+    finally:
+        sleeper.kill()
+        left.unlink(missing_ok=True)
+        graderUtil.remove_folder(stale)
+
+
+@root_only
 def test_a_failure_of_the_graders_own_still_writes_results_json_and_leaves_no_folder(tmp_path, data, worker_uid,
                                                                                      monkeypatch):
     """A bug of the grader's as root before any test runs (here: copying the data into the sandbox raises) ends

@@ -241,7 +241,9 @@ def stop(proc):
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         stdout, stderr = proc.communicate()
-        found = re.search(rb"student code runs as uid (\d+),", stdout or b"")
+        # the header's line, the first of its kind (a test's message, printed later, cannot come before it);
+        # and reclaim acts only on an id no grader holds, whatever the line names
+        found = re.search(rb"^student code runs as uid (\d+),", stdout or b"", re.M)
         if found:
             for line in graderUtil.reclaim(int(found.group(1))):
                 print(f"warning: after a grader was killed: {line}", file=sys.stderr)
