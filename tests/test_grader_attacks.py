@@ -753,10 +753,10 @@ def test_folders_the_worker_made_unsearchable_are_removed_by_a_root_that_cannot_
         os.chown(path, uid, uid)
     for name in ("a/b/c", "a/b", "a"):
         os.chmod(top / name, 0)
-    code = (f"import sys; sys.path.insert(0, {str(Path(graderUtil.__file__).parent)!r}); from grading import cleanup; "
-            f"print(cleanup.remove_user_files({uid}, {uid}, [{str(top)!r}]))")
+    code = f"from grading import cleanup; print(cleanup.remove_user_files({uid}, {uid}, [{str(top)!r}]))"
     r = subprocess.run(["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--inh-caps",
-                        "-dac_override,-dac_read_search", sys.executable, "-c", code], capture_output=True, text=True)
+                        "-dac_override,-dac_read_search", sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=Path(graderUtil.__file__).parent)  # -c: the working folder is first on sys.path
     assert r.stdout.strip() == "[]" and list(top.iterdir()) == [], (r.stdout, r.stderr[-2000:])
 
 
