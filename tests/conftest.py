@@ -68,12 +68,12 @@ def grader_worker_user(request):
 
 @pytest.fixture
 def deep_tree():
-    """make(top, levels=3000): a chain of `levels` folders under top, deeper than any recursive walk of Python
+    """make(top, levels=1500): a chain of `levels` folders under top, deeper than any recursive walk of Python
     3.10-3.12 can go; every tree made is removed afterwards (GNU rm walks by descriptors: pytest's own clean-up
     of old temporary folders, shutil.rmtree, would raise RecursionError on it)."""
     made = []
 
-    def make(top, levels=3000):
+    def make(top, levels=1500):
         made.append(top)
         make_deep_tree(top, levels)
 

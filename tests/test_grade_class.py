@@ -274,7 +274,7 @@ def bomb_zip(path, files, member, inflated):
 
 
 def test_no_upload_stops_a_class_run_takes_its_memory_or_is_read_through_a_link(tmp_path, data, deep_tree):
-    """Uploads that each stopped a whole grade_class run, or cost root's memory: a folder with a tree 3,000 deep
+    """Uploads that each stopped a whole grade_class run, or cost root's memory: a folder with a tree 1,500 deep
     (RecursionError before anyone was graded) and a copy of model.py under a name that is not UTF-8 and holds a
     newline (the report could not be written); a zip whose params file inflates to 300 MiB (read whole into
     memory); a zip with an encrypted member and one with a compression method zipfile does not know (neither

@@ -476,7 +476,7 @@ GRADED = 'out.write_text(json.dumps({"score": 1, "output": "graded", "tests": []
                                   "grader writes garbage", "no starter"])
 def test_the_gradescope_entry_writes_results_json_whatever_happens(tmp_path, monkeypatch, deep_tree, case):
     """autograder_run.py ends with a results.json that says what happened, and leaves no grading folder, when the
-    upload holds a tree 3,000 deep (RecursionError: no results.json) or a copy of a file under a name that is not
+    upload holds a tree 1,500 deep (RecursionError: no results.json) or a copy of a file under a name that is not
     UTF-8 and holds a newline (printing it raised), or a params file past upload.py's limits (a sparse 10 GiB: the
     student reads why), when the grader crashes or writes something that is not JSON, and when its own steps fail
     (the bundle has no starter)."""
