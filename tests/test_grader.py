@@ -1025,6 +1025,27 @@ def test_learning_rates_written_as_the_hints_spell_them_earn_every_point(tmp_pat
     assert r.failed() == [] and r.passed() == tests, r.stdout
 
 
+def test_a_given_gpt_whose_constructor_the_student_changed_does_not_fail_finetune_pretrain_and_train(tmp_path, data):
+    """A real solution changed the given GPT to take a second argument, and its initialize_vanilla_model passes
+    it.  The course's grader builds the model of its finetune tests with initialize_vanilla_model: so does ours
+    where GPT(config) alone cannot be called, and the student's correct finetune, pretrain and train keep their
+    points (1c-0 still judges the model that initialize_vanilla_model builds)."""
+    src = copy_src(tmp_path, {"helper.py": [("attention_model = GPT(mconf)", "attention_model = GPT(mconf, 'self')")]},
+                   append={"model.py": """
+        _given_gpt_init = GPT.__init__
+
+
+        def _init_with_a_second_argument(self, config, attention_kind):
+            assert attention_kind == "self"
+            _given_gpt_init(self, config)
+
+
+        GPT.__init__ = _init_with_a_second_argument
+        """})
+    assert not failed_here(grade_here(src, "1c-0-basic", "1c-1-basic", "1c-2-basic", "1f-0-basic", "1f-1-basic",
+                                      "1g-7-basic", data=data))
+
+
 def test_course_style_attention_mask_buffers_are_fine(tmp_path, data, solution):
     """The course's given attention keeps its causal mask as a persistent buffer: the state dict then holds
     `attn.mask` entries the reference's has not.  The grader compares parameters, so nothing changes."""
