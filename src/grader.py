@@ -62,7 +62,7 @@ GRADING_FILES = ["grader.py", "graderUtil.py", "grading/__init__.py", "grading/c
                  "grading/registry.py", "grading/report.py", "grading/runner.py", "grading/sandbox.py",
                  "grading/users.py", "grading/worker.py", "grader_training.py", "grader_dataset.py",
                  "grader_perceiver.py", "grader_same_weights.py", "grader_predictions.py", "grader_params.py",
-                 "grader_decoder.py", "grader_written.py", "grader_replay.py", "attention_simulation.py", "course.py",
+                 "grader_decoder.py", "grader_learned.py", "grader_written.py", "grader_replay.py", "attention_simulation.py", "course.py",
                  "points.json"]
 
 graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[ANSWERS_FILE],

@@ -11,7 +11,7 @@ projections, MLP layer norm, the MLP's two layers) by shape, by name where the n
 ln1/ln2, attention's key/query/value/proj, or q/k/v/out-like names) and by registration order otherwise, and every
 reading the grader accepts (grader_perceiver.READINGS: the layer norm on the query, the keys/values or both,
 the residual from the query, from its normalised form or none; a third LayerNorm for the query) is a candidate
-(`fit`).  grader_predictions.choose keeps the candidate whose answers agree best with the file.
+(`fit`).  grader_predictions.choose_pair keeps the candidate whose answers agree best with the file.
 
 A self-check ties this reading to the reference's code: on a random model of the course's size, one of its
 readings must give the reference model's logits (`_self_check`).
@@ -192,34 +192,57 @@ def weights(fitted, down, up):
 # -- the reference's code ------------------------------------------------------------------------------------
 
 
-def reference_model(ctx, variant, vocab_size):
-    """The reference's model in the course configuration (random weights): the given code's names and shapes."""
+def course_model(model_mod, helper, variant, vocab_size):
+    """The course configuration's model from a package's model.py and helper.py (random weights, float32, eval)."""
     import torch
 
+    mconf = model_mod.GPTConfig(vocab_size, MODEL["block_size"], n_layer=MODEL["n_layer"], n_head=MODEL["n_head"],
+                                n_embd=MODEL["n_embd"])
+    torch.manual_seed(0)
+    net = (helper.initialize_vanilla_model(mconf) if variant == "vanilla"
+           else helper.initialize_perceiver_model(mconf, course.BOTTLENECK_DIM))
+    return net.float().eval()
+
+
+def reference_model(ctx, variant, vocab_size):
+    """The reference's model in the course configuration (random weights): the given code's names and shapes."""
     key = ("reference_model", variant, vocab_size)
     if key not in ctx.cache:
-        model_mod, helper = ctx.solution("model"), ctx.solution("helper")
-        mconf = model_mod.GPTConfig(vocab_size, MODEL["block_size"], n_layer=MODEL["n_layer"],
-                                    n_head=MODEL["n_head"], n_embd=MODEL["n_embd"])
-        torch.manual_seed(0)
-        net = (helper.initialize_vanilla_model(mconf) if variant == "vanilla"
-               else helper.initialize_perceiver_model(mconf, course.BOTTLENECK_DIM))
-        ctx.cache[key] = net.float().eval()
+        ctx.cache[key] = course_model(ctx.solution("model"), ctx.solution("helper"), variant, vocab_size)
         _self_check(ctx.cache[key], variant, vocab_size)
     return ctx.cache[key]
 
 
-def _self_check(net, variant, vocab_size):
-    """One of this module's readings gives the reference model's logits (its params mapped like a student's)."""
+def _own_pair(net, fitted, vocab_size):
+    """The reading (down, up) whose logits are net's own, or None."""
     import torch
 
-    state = {k: v.detach().float() for k, v in net.state_dict().items() if v.is_floating_point()}
     gen = torch.Generator().manual_seed(3)
     idx = torch.randint(0, vocab_size, (2, 45), generator=gen)
     with torch.no_grad():
         want = net(idx)[0].float()
-        fitted = fit(state, net, variant, "the reference's params", vocab_size)
-        pairs = ((i, j) for i in range(len(fitted[1])) for j in range(len(fitted[2])))
-        same = any(torch.allclose(logits(weights(fitted, *pair), idx), want, atol=1e-4) for pair in pairs)
-    if not same:
+        for pair in ((i, j) for i in range(len(fitted[1])) for j in range(len(fitted[2]))):
+            if torch.allclose(logits(weights(fitted, *pair), idx), want, atol=1e-4):
+                return pair
+    return None
+
+
+def _self_check(net, variant, vocab_size):
+    """One of this module's readings gives the reference model's logits (its params mapped like a student's)."""
+    state = {k: v.detach().float() for k, v in net.state_dict().items() if v.is_floating_point()}
+    fitted = fit(state, net, variant, "the reference's params", vocab_size)
+    if _own_pair(net, fitted, vocab_size) is None:
         raise Fail(f"the grader's {variant} model differs from the reference's (a problem of the grading set-up)")
+
+
+def own_reading(path, variant, vocab_size, model_mod, helper):
+    """The params file at path as the weights of the reading that the package's own model computes with them (the
+    instructor's experiment tool measures the reference's runs this way)."""
+    net = course_model(model_mod, helper, variant, vocab_size)
+    state = load_params(path, Path(path).name)
+    net.load_state_dict(state, strict=False)  # the masks are buffers the params file may lack
+    fitted = fit(state, net, variant, Path(path).name, vocab_size)
+    pair = _own_pair(net, fitted, vocab_size)
+    if pair is None:
+        raise Fail(f"no reading of {path} computes what its own model computes")
+    return weights(fitted, *pair)

@@ -15,15 +15,20 @@ that the grader accepts.
 
 The params are read as the course's model by grader_params.py: outside the perceiver's blocks by the given
 code's names, the student's own blocks in every reading of the handout's block that the grader accepts.  The
-judge keeps the reading whose answers agree best with the file (`choose`).  That choice is sound: each reading
-is a correct perceiver as the handout describes it, so whichever one the params were trained in is a right
-reading, and no choice can make the params say an answer they do not give in some correct reading of the
+judge keeps the reading whose answers agree best with the file (`choose_pair`).  That choice is sound: each
+reading is a correct perceiver as the handout describes it, so whichever one the params were trained in is a
+right reading, and no choice can make the params say an answer they do not give in some correct reading of the
 course's model.
+
+Answers that the params give are not yet answers of a model that learned: params written by hand can answer one
+frequent place to every question.  A file that clears its bar is therefore also asked whether its params learned
+their task (grader_learned.py, by the thresholds row's "learned" rules).
 """
 
 from pathlib import Path
 
 import course
+import grader_learned
 from grader_decoder import agreement_score, greedy_answers
 from grader_params import course_vocab, fit, load_params, reference_model, weights
 from graderUtil import Fail, count_lines, read_prediction_lines, read_tsv_rows
@@ -46,7 +51,7 @@ def allowed_disagreements(n):
 # -- the reading of the perceiver's blocks -------------------------------------------------------------------
 
 
-def choose(fitted, questions, answers, stoi):
+def choose_pair(fitted, questions, answers, stoi):
     """The reading of the perceiver's blocks (down, up) whose teacher-forced answers agree best with a fixed
     sample of the file's lines (ties: the most log-probability, then the first reading); the first one that
     agrees on every sampled line is taken at once.  Every pair when there are few; else one block at a time
@@ -54,7 +59,7 @@ def choose(fitted, questions, answers, stoi):
     hundreds of pairs)."""
     _, downs, ups = fitted
     if len(downs) * len(ups) == 1:
-        return weights(fitted, 0, 0)
+        return 0, 0
     step = max(1, len(questions) // SAMPLE)
     sample = list(range(0, len(questions), step))[:SAMPLE]
     qs, ans = [questions[i] for i in sample], [answers[i] for i in sample]
@@ -70,7 +75,7 @@ def choose(fitted, questions, answers, stoi):
         return found[1]
 
     if len(downs) * len(ups) <= 64:
-        return weights(fitted, *best([(i, j) for i in range(len(downs)) for j in range(len(ups))]))
+        return best([(i, j) for i in range(len(downs)) for j in range(len(ups))])
     pair = (0, 0)
     for _ in range(4):
         before = pair
@@ -78,13 +83,14 @@ def choose(fitted, questions, answers, stoi):
         pair = best([(pair[0], j) for j in range(len(ups))])
         if pair == before:
             break
-    return weights(fitted, *pair)
+    return pair
 
 # -- the check -----------------------------------------------------------------------------------------------
 
 
 def params_agreement(ctx, fname, params_name, variant, target, questions, predictions):
     """For each line of the prediction file (stripped): does the submitted params' greedy answer say the same?
+    Returns those verdicts and the reading of the params that gave them ((fitted, pair), see grader_params).
     A Fail when the params cannot be found, loaded or fitted, or when more lines disagree than the slack."""
     path = next((d / params_name for d in (ctx.predictions_dir, ctx.submission_dir) if (d / params_name).is_file()),
                 None)
@@ -107,8 +113,8 @@ def params_agreement(ctx, fname, params_name, variant, target, questions, predic
             ctx.cache[key] = e
     if isinstance(ctx.cache[key], Fail):
         raise Fail(f"{fname} earns no accuracy points: {ctx.cache[key]}")
-    chosen = choose(ctx.cache[key], questions, predictions, stoi)
-    decoded = [a.strip() for a in greedy_answers(chosen, questions, stoi)]
+    pair = choose_pair(ctx.cache[key], questions, predictions, stoi)
+    decoded = [a.strip() for a in greedy_answers(weights(ctx.cache[key], *pair), questions, stoi)]
     differ = [i for i, (p, a) in enumerate(zip(predictions, decoded)) if p != a]
     allowed = allowed_disagreements(len(questions))
     if len(differ) > allowed:
@@ -117,7 +123,23 @@ def params_agreement(ctx, fname, params_name, variant, target, questions, predic
         raise Fail(f"{fname} earns no accuracy points: it does not match {params_name}, whose greedy answers differ "
                    f"on {len(differ)} of {len(questions)} lines (at most {allowed} may: near-ties between a GPU and "
                    f"this CPU). {shown}. Submit the params and the predictions of the same run")
-    return [p == a for p, a in zip(predictions, decoded)]
+    return [p == a for p, a in zip(predictions, decoded)], (ctx.cache[key], pair)
+
+
+def learning_check(ctx, params_name, reading, target):
+    """(problem, facts) of grader_learned.check for the params in the reading that gave the file, by the rule of
+    the thresholds row's "learned" section for params_name; (None, []) where it has none.  Computed once per
+    params file and reading: a dev and a test file share it."""
+    rule = ctx.thresholds.get("learned", {}).get(params_name)
+    if not rule:
+        return None, []
+    fitted, pair = reading
+    key = ("learned", params_name, pair)
+    if key not in ctx.cache:
+        ctx.cache[key] = grader_learned.check(weights(fitted, *pair), rule, params_name, target,
+                                              ctx.cache["course_vocab"], ctx.data_path(course.DATA_FILES["train"]),
+                                              ctx.data_path(course.DATA_FILES["corpus"]))
+    return ctx.cache[key]
 
 
 def london_baseline(ctx, train_file, dev_file):
@@ -212,7 +234,7 @@ def file_judge(fname, gold_files):
         if len(predictions) != len(answers):
             raise Fail(f"{fname} has {len(predictions)} lines but there are {len(answers)} questions: one "
                        "predicted place per line, in the order of the questions")
-        agree = params_agreement(ctx, fname, *PARAMS_FOR[fname], questions, predictions)
+        agree, reading = params_agreement(ctx, fname, *PARAMS_FOR[fname], questions, predictions)
         correct = sum(1 for p, a, ok in zip(predictions, answers, agree) if ok and p == a)
         total = len(answers)
         rule = ctx.thresholds.get(fname, {})
@@ -230,6 +252,10 @@ def file_judge(fname, gold_files):
             needs.append(f"at least {100 * min_accuracy:g}%")
         if correct < min_correct or correct < min_accuracy * total - 1e-9:
             raise Fail(f"{fname}: {score}; needs {' and '.join(needs)} (thresholds '{ctx.threshold_row}')")
-        return f"{fname}: {score}"
+        # enough right answers: now, are they a model's that learned its task, or a constant's (grader_learned.py)
+        problem, facts = learning_check(ctx, PARAMS_FOR[fname][0], reading, PARAMS_FOR[fname][2])
+        if problem:
+            raise Fail(f"{fname} earns no accuracy points ({score}): {problem}")
+        return f"{fname}: {score}" + (f"; {PARAMS_FOR[fname][0]}: {', '.join(facts)}" if facts else "")
 
     return judge

@@ -6,7 +6,10 @@ question with them.  The tests make such params here from a random initialisatio
 the kit's evaluation path (decoding.predict_places, an implementation independent of the grader's decoder).
 
 For "every answer correct" the data is made to fit the models: the dev answers and the held-out answers are
-written as the models' own greedy answers.  The vanilla model and the perceiver must then answer alike, so
+written as the models' own greedy answers.  So are the training answers, and the start of every wiki.txt line
+becomes the models' own greedy text, for the grader's check that the params learned their task
+(src/grader_learned.py: a model answers its training questions and predicts the corpus), which random models
+pass only on data made to fit them.  The vanilla model and the perceiver must then answer alike, so
 `agreeing_pair` builds them to compute the same function: every attention output and every MLP but one switched
 off, so that the logits depend on the current character and its position only, through one shared MLP (the
 vanilla model's first block, the perceiver's up block).
@@ -64,6 +67,31 @@ def course_net(variant, stoi, seed=0):
     return net.eval()
 
 
+def constant_answer_net(variant, stoi, place):
+    """Params made by hand, with no training at all (the issue's attack): greedy decoding answers `place` to every
+    question.  Every block's output is switched off and the positions are zero, so the logits depend on the
+    current character alone, and the head maps MASK (the end of every prompt) to place's first letter, each
+    letter to the next, the last to MASK."""
+    import torch
+
+    net = course_net(variant, stoi)
+    chain = [MASK, *place, MASK]
+    assert len(set(chain[:-1])) == len(chain) - 1, "a letter twice would need two next letters"
+    with torch.no_grad():
+        net.pos_emb.zero_()
+        for name, module in net.named_modules():
+            if name.endswith(("attn.proj", "mlp.2")):  # attention outputs and MLP outputs: nothing added
+                module.weight.zero_()
+                module.bias.zero_()
+        net.ln_f.weight.fill_(1.0)
+        net.ln_f.bias.zero_()
+        h = torch.nn.functional.layer_norm(net.tok_emb.weight, (net.tok_emb.weight.size(1),))
+        net.head.weight.zero_()
+        for cur, nxt in zip(chain, chain[1:]):
+            net.head.weight[stoi[nxt]] += 10 * h[stoi[cur]]
+    return net.eval()
+
+
 def agreeing_pair(stoi):
     """A vanilla model and a perceiver that compute the same logits (see the module's docstring)."""
     import torch
@@ -100,7 +128,7 @@ def own_predictions(net, questions, stoi, data):
 
 
 def questions(data, split):
-    name = "birth_dev.tsv" if split == "dev" else "birth_test_inputs.tsv"
+    name = {"train": "birth_places_train.tsv", "dev": "birth_dev.tsv", "test": "birth_test_inputs.tsv"}[split]
     return [line.split("\t")[0] for line in (Path(data) / name).read_text(encoding="utf-8").splitlines() if line]
 
 
@@ -117,9 +145,9 @@ def write_lines(path, lines):
 
 def _key(data):
     h = hashlib.sha256()
-    for name in ("wiki.txt", "birth_dev.tsv", "birth_test_inputs.tsv"):
-        h.update((Path(data) / name).read_bytes() if name == "wiki.txt" else "\n".join(
-            questions(data, "dev" if "dev" in name else "test")).encode())
+    h.update("".join(sorted(vocab(data))).encode())  # fit_data rewrites wiki.txt's lines, never its characters
+    for split in ("train", "dev", "test"):
+        h.update("\n".join(questions(data, split)).encode())
     return h.hexdigest()
 
 
@@ -135,21 +163,55 @@ def agreeing_files(data):
             for name in names:
                 save(nets[variant], folder / name)
         answers = {}
-        for split in ("dev", "test"):
+        for split in ("train", "dev", "test"):
             qs = questions(data, split)
             answers[split] = [a.strip() for a in own_predictions(nets["vanilla"], qs, stoi, data)]
             assert [a.strip() for a in own_predictions(nets["perceiver"], qs, stoi, data)] == answers[split]
             assert all(answers[split]) and len(set(answers[split])) > 1, answers[split]
-            for prefix in PREDICTIONS:
+            for prefix in PREDICTIONS if split != "train" else ():
                 write_lines(folder / f"{prefix}.{split}.predictions", answers[split])
+        answers["text"] = own_text(nets["vanilla"], stoi)
         _made[key] = folder, answers
     return _made[key]
 
 
+def own_text(net, stoi, length=48):
+    """{first character: the text the model writes greedily from it, `length` characters at most}: it stops before
+    a MASK (which no corpus line may hold); the newline and PAD are never chosen (sharpen)."""
+    import torch
+
+    itos = {i: ch for ch, i in stoi.items()}
+    starts = [ch for ch in stoi if ch not in (PAD, MASK, "\n")]
+    idx = torch.tensor([[stoi[ch]] for ch in starts])
+    texts = {ch: ch for ch in starts}
+    live = set(starts)
+    with torch.no_grad():
+        for _ in range(length - 1):
+            nxt = net(idx)[0][:, -1].argmax(dim=-1)
+            idx = torch.cat([idx, nxt[:, None]], dim=1)
+            for ch, t in zip(starts, nxt.tolist()):
+                if ch in live and itos[t] == MASK:
+                    live.discard(ch)
+                elif ch in live:
+                    texts[ch] += itos[t]
+    return texts
+
+
+def fit_corpus(path, text):
+    """Every line of the corpus at path begins with the models' own text from its first character (own_text),
+    then the line as it was: the same characters, now a text the models predict."""
+    lines = Path(path).read_text(encoding="utf-8").split("\n")
+    write_lines(path, [text.get(line[:1], "") + " " + line if line else line for line in lines if line])
+
+
 def fit_data(data, held_out=True):
-    """Rewrite data's dev answers (and the held-out birth_test.tsv) as the agreeing pair's own answers."""
+    """Rewrite data's training and dev answers (and the held-out birth_test.tsv) as the agreeing pair's own
+    answers, and the start of every line of its wiki.txt as their own text."""
     _, answers = agreeing_files(data)
     data = Path(data)
+    train = questions(data, "train")
+    write_lines(data / "birth_places_train.tsv", [f"{q}\t{a}" for q, a in zip(train, answers["train"])])
+    fit_corpus(data / "wiki.txt", answers["text"])
     dev = questions(data, "dev")
     write_lines(data / "birth_dev.tsv", [f"{q}\t{a}" for q, a in zip(dev, answers["dev"])])
     if held_out:
@@ -169,12 +231,13 @@ def copy_params(data, folder):
 
 
 def fit_bundle(source, keep=60):
-    """In an unpacked Gradescope bundle (source/): the data cut to its first `keep` dev and test questions (the
-    suite's time; a benchmark measures the full files), the dev and held-out answers made the agreeing pair's.
+    """In an unpacked Gradescope bundle (source/): the data cut to its first `keep` training, dev and test questions
+    (the suite's time; a benchmark measures the full files), the data made to fit the agreeing pair (fit_data).
     Returns the files a student uploads for every prediction point: {name: bytes}."""
     source = Path(source)
     data = source / "starter" / "src" / "data"
-    for path in (data / "birth_dev.tsv", data / "birth_test_inputs.tsv", source / "answers" / "birth_test.tsv"):
+    for path in (data / "birth_places_train.tsv", data / "birth_dev.tsv", data / "birth_test_inputs.tsv",
+                 source / "answers" / "birth_test.tsv"):
         write_lines(path, path.read_text(encoding="utf-8").splitlines()[:keep])
     fit_data(data, held_out=False)
     _, answers = agreeing_files(data)

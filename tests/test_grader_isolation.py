@@ -197,6 +197,36 @@ def test_attacks_from_the_empty_starter_earn_nothing(bundle, starter, spy, open_
 
 
 @root_only
+def test_a_model_made_by_hand_earns_nothing_through_the_bundle(bundle, starter, spy, tmp_path):  # noqa: F811
+    """The issue's attack through Gradescope: the empty starter with params written by a script (no training)
+    whose greedy answer to every question is "Paris", a frequent place, and the prediction files they produce.
+    Before the check that the params learned their task it earned 10 of 74 on the built-in data (1d's "at least
+    1 correct" and the perceiver's 2.4 % / 2 %: Paris is 3.6 % of dev and 2.7 % of test); now nothing."""
+    import io
+
+    import torch
+
+    import course
+    import course_params
+
+    place = "Paris"
+    stoi = course_params.vocab(SRC / "data")  # the bundle's starter carries the built-in data
+    files = empty_starter_files(starter)
+    for variant, names in course_params.PARAMS.items():
+        buffer = io.BytesIO()
+        torch.save(course_params.constant_answer_net(variant, stoi, place).state_dict(), buffer)
+        files.update({name: buffer.getvalue() for name in names})
+    for fname in course.PREDICTION_FILES:
+        n = len(course_params.questions(SRC / "data", "dev" if ".dev." in fname else "test"))
+        files[fname] = f"{place}\n" * n
+    results = rehearse(bundle, tmp_path, files)
+    assert results["score"] == 0, [(t["number"], t["output"][:200]) for t in results["tests"] if t["score"]]
+    for t in results["tests"]:
+        if t["number"] in ("1d-0-hidden", "1d-1-hidden", "1g-2-hidden", "1g-3-hidden"):
+            assert "earns no accuracy points" in t["output"] and "it has not learned them" in t["output"], t
+
+
+@root_only
 def test_reference_keeps_every_point_and_a_leftover_cannot_rewrite_the_results(bundle, spy, tmp_path):  # noqa: F811
     import course_params
 

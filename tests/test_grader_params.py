@@ -35,13 +35,16 @@ def changed(lines, k):
     return ["Atlantis" if i < k else line for i, line in enumerate(lines)]
 
 
-def zero_thresholds(src):
-    """Thresholds of zero: a prediction test then passes exactly when its file matches its params."""
+def zero_thresholds(src, learned=False):
+    """Thresholds of zero and, unless learned, no check that the params learned their task: a prediction test then
+    passes exactly when its file matches its params."""
     table = json.loads((src / "points.json").read_text(encoding="utf-8"))
     for row in table["thresholds"]["rows"].values():
         for key in list(row):
             if key.endswith(".predictions"):
                 row[key] = {}
+        if not learned:
+            row.pop("learned", None)
     (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
 
 
@@ -226,6 +229,45 @@ def test_swapped_lines_in_an_untrained_perceivers_file_do_not_pass_its_threshold
         assert "0/20 correct (0.00%); 1 line that perceiver.finetune.params does not give" in out, out
 
 
+def test_a_model_made_by_hand_that_learned_nothing_earns_no_prediction_points(world, tmp_path):
+    """The issue's attack: params written by a script, no training, whose greedy answer is one frequent place for
+    every question, with the prediction files they produce.  Without the check of learning (the "learned"
+    section of the thresholds row removed) they pass every prediction test whose bar a constant answer clears;
+    with it, none: the params answer no more of their own training questions than that constant, and have not
+    read the corpus."""
+    data, _, _, solution = world
+    place = "Paris"
+    stoi = course_params.vocab(data)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    for variant, names in course_params.PARAMS.items():
+        net = course_params.constant_answer_net(variant, stoi, place)
+        for name in names:
+            course_params.save(net, sub / name)
+        assert set(course_params.own_predictions(net, course_params.questions(data, "dev"), stoi, data)) == {place}
+    for prefix in course_params.PREDICTIONS:
+        for split in ("dev", "test"):
+            write(sub / f"{prefix}.{split}.predictions", [place] * 20)
+    share = {split: answers(data, split).count(place) / 20 for split in ("dev", "test")}
+    assert min(share.values()) >= 0.1, share  # a constant that clears every bar of the course's row
+    tests = ("1d-0-hidden", "1d-1-hidden", "1f-0-hidden", "1f-1-hidden", "1g-2-hidden", "1g-3-hidden")
+
+    unchecked = copy_src(tmp_path / "unchecked")
+    table = json.loads((unchecked / "points.json").read_text(encoding="utf-8"))
+    for row in table["thresholds"]["rows"].values():
+        row.pop("learned", None)
+    (unchecked / "points.json").write_text(json.dumps(table), encoding="utf-8")
+    t = grade(unchecked, data, sub, solution, *tests)
+    assert all(t[tid]["status"] == "passed" for tid in tests), {tid: t[tid]["output"] for tid in tests}
+
+    t = grade(copy_src(tmp_path / "checked"), data, sub, solution, *tests)
+    for tid in tests:
+        out = t[tid]["output"]
+        assert t[tid]["status"] == "failed" and t[tid]["score"] == 0, out
+        assert "earns no accuracy points" in out and "it has not learned them" in out, out
+        assert "to every one gets" in out, out  # what the best constant answer gets, for comparison
+
+
 def student_model(src):
     """The student's model module of a copied src (its own package name: the kit's `submission` stays)."""
     pkg = f"student_{abs(hash(str(src)))}"
@@ -294,7 +336,7 @@ def test_the_judges_decoder_answers_as_the_course_does(world):
         state = {k: v.float() for k, v in net.state_dict().items()}
         fitted = grader_params.fit(state, grader_params.reference_model(Judge, variant, len(stoi)), variant, "p",
                                   len(stoi))
-        chosen = gp.choose(fitted, questions, want, stoi)
+        chosen = grader_params.weights(fitted, *gp.choose_pair(fitted, questions, want, stoi))
         assert grader_decoder.greedy_answers(chosen, questions, stoi) == want, variant
 
 
@@ -334,3 +376,74 @@ def test_every_accepted_perceiver_reading_is_one_the_judge_can_load(tmp_path):
             pairs = [(i, j) for i in range(len(fitted[1])) for j in range(len(fitted[2]))]
             assert any(torch.allclose(grader_decoder.logits(gp.weights(fitted, *pair), idx), want, atol=1e-4)
                        for pair in pairs), variant
+
+
+def test_the_training_statistic_counts_what_greedy_decoding_answers(world, tmp_path):
+    """grader_learned.training_record, teacher-forced in one pass, counts a training question exactly when the
+    judge's greedy decoding gives its answer: here a training file whose every other answer is the model's own
+    (one cut a letter short, which greedy decoding does not stop at), the rest another place."""
+    import grader_decoder
+    import grader_learned
+    import grader_params
+
+    data, _, own, _ = world
+    stoi = course_params.vocab(data)
+    w = grader_params.own_reading(own / "vanilla.finetune.params", "vanilla", len(stoi), *reference_modules())
+    questions = course_params.questions(data, "train")
+    greedy = [a.strip() for a in grader_decoder.greedy_answers(w, questions, stoi)]
+    rows = [f"{q}\t{a if k % 2 == 0 else 'Atlantis'}" for k, (q, a) in enumerate(zip(questions, greedy))]
+    rows[0] = f"{questions[0]}\t{greedy[0][:-1]}"
+    train = tmp_path / "birth_places_train.tsv"
+    write(train, rows)
+    record = grader_learned.training_record(w, train, stoi)
+    assert record["asked"] == len(questions) == 60
+    assert record["correct"] == len(questions) // 2 - 1, record
+    assert record["constant_place"] == "Atlantis" and record["constant_correct"] == 30
+
+
+def test_the_corpus_statistic_is_zero_for_a_model_that_knows_only_how_often_characters_occur(world, tmp_path):
+    """grader_learned.corpus_record's gain is 1 - loss / unigram entropy of the characters it predicts: a model
+    whose logits are those characters' log-frequencies, whatever the context, explains none of it (gain 0), and
+    a random model less than none."""
+    import math
+    from collections import Counter
+
+    import torch
+
+    import grader_learned
+    import grader_params
+
+    data, _, own, _ = world
+    stoi = course_params.vocab(data)
+    wiki = data / "wiki.txt"
+    lines = [line for line in wiki.read_text(encoding="utf-8").split("\n") if len(line.strip()) > 1]
+    counts = Counter(stoi[ch] for line in lines for ch in line[1:grader_learned.CORPUS_CHARS])
+    total = sum(counts.values())
+    net = course_params.course_net("vanilla", stoi)
+    with torch.no_grad():
+        for name, module in net.named_modules():
+            if name.endswith(("attn.proj", "mlp.2")):
+                module.weight.zero_()
+                module.bias.zero_()
+        net.ln_f.weight.zero_()  # every position the same: the final bias alone
+        net.ln_f.bias.zero_()
+        net.ln_f.bias[0] = 1.0
+        net.head.weight.fill_(0.0)
+        net.head.weight[:, 0] = torch.tensor([math.log(counts[i] / total) if counts[i] else -30.0
+                                              for i in range(len(stoi))])
+    path = tmp_path / "unigram.params"
+    course_params.save(net, path)
+    w = grader_params.own_reading(path, "vanilla", len(stoi), *reference_modules())
+    record = grader_learned.corpus_record(w, wiki, stoi)
+    assert record["lines"] == len(lines) and record["chars"] == total
+    assert record["gain"] == pytest.approx(0.0, abs=1e-3), record
+    random_model = grader_learned.corpus_record(
+        grader_params.own_reading(own / "vanilla.finetune.params", "vanilla", len(stoi), *reference_modules()),
+        wiki, stoi)
+    assert random_model["gain"] < 0, random_model
+
+
+def reference_modules():
+    from submission import helper, model
+
+    return model, helper

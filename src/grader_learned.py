@@ -1,0 +1,144 @@
+"""Whether the params behind a prediction file are a model that learned its task, decided in the judge: no student
+code runs here.
+
+A prediction file earns accuracy points only with the params that produced it (grader_predictions.py).  That alone
+does not show learning: params written by hand, whose greedy answer is one frequent place for every question,
+produce their own file, and a constant answer scores what the most common place scores (about 5 % of the
+questions: above the perceiver's bar and 1d's "at least 1 correct").  So the params must also show that they
+learned what their run.sh target trains, each with a statistic that no constant answer and no untrained model can
+reach, and that correct work reaches with a wide margin (the bars are in points.json's thresholds row, "learned",
+set from correct runs by the instructor's experiment tool, which calibrates the row):
+
+- every finetuned model (vanilla.model.params, vanilla.finetune.params, perceiver.finetune.params) answers its own
+  training questions (birth_places_train.tsv): a constant answer gets the most common place's share of them, and a
+  model that learned the questions gets far more (`training_record`);
+- a model finetuned from pretrained params (vanilla.finetune.params, perceiver.finetune.params) has read the
+  corpus: it predicts the next character of wiki.txt's lines with a loss far below the unigram entropy of those
+  characters, the least loss of any model that ignores what came before (`corpus_record`).
+
+Both are computed on fixed samples of the data files with the judge's own forward pass (grader_decoder.logits,
+teacher-forced: one pass, no decoding), so a params file gets the same numbers in every grading.
+"""
+
+import math
+from collections import Counter
+from pathlib import Path
+
+import course
+from grader_decoder import logits
+from graderUtil import read_tsv_rows
+
+MASK = course.MASK_CHAR
+BLOCK = course.MODEL["block_size"]
+TRAIN_SAMPLE = 500  # training questions asked: every k-th of the file (a share's error is ~2 points at 500)
+CORPUS_LINES = 256  # wiki.txt lines read: every k-th one
+# characters of each line: the start of a biography, where span corruption shows the model plain text (the
+# prefix before the masked span is at most 3/4 of a line cut to at most 96 characters)
+CORPUS_CHARS = 48
+BATCH = 128  # sequences per forward pass: the judge's memory stays small on the course's model
+
+
+def every_kth(items, n):
+    """At most n items, evenly spread over items (the first included): the same sample in every grading."""
+    step = max(1, math.ceil(len(items) / n))
+    return items[::step][:n]
+
+
+def _forward(w, seqs):
+    """log-probabilities (B, T, vocab) of right-padded seqs (lists of ids), BATCH at a time: a list of tensors."""
+    import torch
+
+    out = []
+    with torch.no_grad():
+        for start in range(0, len(seqs), BATCH):
+            chunk = seqs[start:start + BATCH]
+            longest = max(len(s) for s in chunk)
+            idx = torch.tensor([s + [0] * (longest - len(s)) for s in chunk])  # causal: padding changes nothing
+            out.extend(torch.log_softmax(logits(w, idx).float(), dim=-1))
+    return out
+
+
+def training_record(w, train_path, stoi):
+    """How many of a sample of the training questions the params answer as the course's greedy decoding would,
+    with the answer fed in (a line counts when every answer character and the closing MASK is the most probable
+    next character, which is exactly when greedy decoding gives that answer), and how many the best constant
+    answer gets: {"asked", "correct", "constant_place", "constant_correct"}."""
+    import torch
+
+    rows = every_kth([r for r in read_tsv_rows(train_path) if len(r) > 1], TRAIN_SAMPLE)
+    seqs, tails = [], []
+    for fields in rows:
+        question, answer = fields[0], fields[1].strip()
+        if not answer or any(ch not in stoi for ch in question + answer) or len(answer) > course.ANSWER_CHARS:
+            continue
+        tail = [stoi[ch] for ch in answer] + ([stoi[MASK]] if len(answer) < course.ANSWER_CHARS else [])
+        seq = [stoi[ch] for ch in question + MASK] + tail
+        if len(seq) - 1 <= BLOCK:
+            seqs.append(seq[:-1])
+            tails.append((len(question), tail))
+    correct = 0
+    for logp, (start, tail) in zip(_forward(w, seqs) if seqs else [], tails):
+        correct += int(torch.equal(logp[start:start + len(tail)].argmax(dim=-1), torch.tensor(tail)))
+    place, count = Counter(fields[1].strip() for fields in rows).most_common(1)[0] if rows else ("", 0)
+    return {"asked": len(rows), "correct": correct, "constant_place": place, "constant_correct": count}
+
+
+def corpus_record(w, wiki_path, stoi):
+    """The params' mean loss (nats per character) predicting each next character of the start of a sample of
+    wiki.txt's lines, beside the unigram entropy of those characters (the least mean loss of any model that
+    ignores the context, the best constant distribution): {"lines", "chars", "loss", "unigram", "gain"}, where
+    gain = 1 - loss / unigram is the share of that entropy the params explain (0 for a model that learned only
+    how often each character occurs, below 0 for an untrained one)."""
+    lines = [line for line in Path(wiki_path).read_text(encoding="utf-8").split("\n") if len(line.strip()) > 1]
+    seqs = [[stoi[ch] for ch in line[:CORPUS_CHARS] if ch in stoi] for line in every_kth(lines, CORPUS_LINES)]
+    seqs = [s for s in seqs if len(s) > 1]
+    nll, counts = 0.0, Counter()
+    for logp, seq in zip(_forward(w, seqs) if seqs else [], seqs):
+        import torch
+
+        targets = torch.tensor(seq[1:])
+        nll -= float(logp[:len(seq) - 1].gather(1, targets[:, None]).sum())
+        counts.update(seq[1:])
+    chars = sum(counts.values())
+    if not chars:
+        return {"lines": 0, "chars": 0, "loss": None, "unigram": None, "gain": None}
+    unigram = -sum(c / chars * math.log(c / chars) for c in counts.values())
+    loss = nll / chars
+    return {"lines": len(seqs), "chars": chars, "loss": round(loss, 4), "unigram": round(unigram, 4),
+            "gain": round(1 - loss / unigram, 4)}
+
+
+# -- the check ---------------------------------------------------------------------------------------------------
+#
+# A rule (points.json, thresholds row, "learned": {params file: rule}) may give min_train_accuracy (the share of the
+# sampled training questions answered) and min_corpus_gain (the share of the corpus characters' unigram entropy
+# explained).  The instructor's calibration sets both from correct runs, and refuses a training bar below LIFT
+# times the best constant answer's share: such a bar could not tell learning from a constant.
+
+LIFT = 3
+
+
+def check(w, rule, params_name, target, stoi, train_path, wiki_path):
+    """(problem, facts): why the params w are not a model that learned what ./run.sh `target` trains, by `rule`
+    (None if they are), and what was measured, in a few words for the test's message."""
+    redo = f"submit the params that your run of ./run.sh {target} trained"
+    facts = []
+    if "min_train_accuracy" in rule:
+        r = training_record(w, train_path, stoi)
+        share = r["correct"] / r["asked"] if r["asked"] else 0.0
+        facts.append(f"{r['correct']}/{r['asked']} of its training questions answered")
+        if share < float(rule["min_train_accuracy"]) - 1e-9:
+            return (f"{params_name} answers {r['correct']} of {r['asked']} of its own training questions "
+                    f"({Path(train_path).name}, {100 * share:.1f} %), where a model finetuned on them answers at "
+                    f"least {100 * float(rule['min_train_accuracy']):g} % (answering '{r['constant_place']}' to "
+                    f"every one gets {r['constant_correct']}): it has not learned them; {redo}"), facts
+    if "min_corpus_gain" in rule:
+        r = corpus_record(w, wiki_path, stoi)
+        gain = r["gain"] if r["gain"] is not None else -1.0
+        facts.append(f"{100 * gain:.0f} % of the corpus's unigram entropy explained")
+        if gain < float(rule["min_corpus_gain"]) - 1e-9:
+            return (f"{params_name} predicts the next character of {Path(wiki_path).name}'s lines with a loss of "
+                    f"{r['loss']} nats, {100 * gain:.0f} % below what counting characters gives ({r['unigram']}), "
+                    f"where a model pretrained on the corpus gets at least {100 * float(rule['min_corpus_gain']):g} % "
+                    f"below: it has not read the corpus; {redo}"), facts
+    return None, facts
