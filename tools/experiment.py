@@ -1,0 +1,548 @@
+#!/usr/bin/env python3
+"""The assignment's whole experiment at the course's settings, for several seeds, in one command; and the
+calibration of the grader's accuracy thresholds from what it measured.
+
+  python tools/experiment.py run --out results.json                  # seeds 0,1,2 on the built-in data
+  python tools/experiment.py run --out results.json --seeds 0,1,2,3 --parallel 4 --data-dir DIR
+  python tools/experiment.py calibrate results.json [more.json ...]  # the data set's thresholds row
+  python tools/experiment.py run --out rehearsal.json --small        # a few minutes on a CPU (see --small)
+
+`run` trains and evaluates with the reference's code (this checkout's src/submission) exactly as a student does:
+every run.sh target of both variants, in the handout's order, in the default precision, one folder of outputs per
+seed (`<out>.work/seed-<k>/`, or --work).  Seeds run --parallel at a time on the one device (a 3.3M-parameter
+model leaves a modern GPU mostly idle).  After every target it writes the results file (JSON, atomically): the
+device, torch, the precision, and per seed and target its wall time; per prediction file its accuracy on dev, and
+on test where the data folder holds the answers (birth_test.tsv); per params file the statistics that the grader's
+"learned its task" check reads (src/grader_learned.py).  An interrupted run continues where it stopped when given
+the same command: targets whose outputs exist are not run again, and a training run continues from its
+checkpoint (run.py --resume).  Once every seed is done, the grader grades one seed's deliverables with the
+hidden tests on (the reference as the solution, the answers of the data folder), and the score goes into the
+results: the reference must earn every point.
+
+`calibrate` reads results files of one data set and writes that data set's thresholds row of src/points.json (the
+row whose birth_dev_sha256 holds the data's, or a new one named --row): each prediction file's bar at --margin
+(default 0.5) of the lowest accuracy a correct run reached, the "learned" bars likewise, `calibrated: true`, and
+the evidence.  It refuses results from a smaller configuration than the course's, from fewer than 3 seeds, or
+from another data set.
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import srcpath
+from srcpath import ROOT, SRC
+
+srcpath.use(SRC)
+import course  # noqa: E402  (the targets, the files they read and write, the model size)
+from fileio import read_tsv, write_text_atomic  # noqa: E402
+
+KIND, VERSION = "cs224n-experiment", 1
+MIN_SEEDS = 3  # a bar from fewer seeds says little about the spread of correct work
+MARGIN = 0.5  # the course's bars sit at about half of what correct work typically reaches
+# the params files whose learning the grader checks, with the checks that apply (grader_learned.py)
+LEARNED = {"vanilla.model.params": ("train",), "vanilla.finetune.params": ("train", "corpus"),
+           "perceiver.finetune.params": ("train", "corpus")}
+# the prediction files of the model finetuned without pretraining, which the course grades by a count of correct
+# answers ("at least 1"), not a share
+WITHOUT_PRETRAINING = [t.writes for t in course.TARGETS if t.function == "evaluate"
+                       and course.WRITTEN_BY[t.reads].reads is None]
+# --small: the course's model for fewer epochs, a CPU rehearsal of the pipeline (the grader's checks need the
+# course's model size, so the size stays; --pretrain-args / --finetune-args override anything else)
+SMALL = {"pretrain": "--max_epochs 1", "finetune": "--max_epochs 2"}
+
+
+class UserError(Exception):
+    """A mistake in how the tool was called or in its inputs: one sentence, exit status 2."""
+
+
+def now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def write_json(path, data):
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def data_identity(data_dir):
+    import graderUtil
+
+    return {"dir": str(data_dir), "birth_dev_sha256": graderUtil.normalized_sha256(data_dir / "birth_dev.tsv"),
+            "answers": (data_dir / "birth_test.tsv").is_file()}
+
+
+def accuracy(predictions_path, gold_path):
+    """(correct, total) of a prediction file against a question<TAB>place file, as utils.evaluate_places."""
+    gold = [row[1].strip() for row in read_tsv(gold_path)]
+    lines = Path(predictions_path).read_text(encoding="utf-8").split("\n")
+    predictions = [p.strip() for p in lines[:len(gold)]]
+    return sum(p == g for p, g in zip(predictions, gold)), len(gold)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# run
+
+
+def device_record(requested):
+    import torch
+
+    from submission.trainer import pick_device
+    from training import resolve_precision
+
+    device = pick_device(requested)
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or "cpu"
+    if device.type == "cpu":
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8") as f:
+                name = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), name)
+        except OSError:
+            pass
+    return {"type": device.type, "name": name, "cores": os.cpu_count(), "torch": torch.__version__,
+            "python": platform.python_version(), "precision": resolve_precision(device, "auto")}
+
+
+def model_statistics(params, variant, data_dir, checks):
+    """The grader's statistics of a params file trained by the reference (grader_learned.py), in the reading of
+    the perceiver's blocks that the reference's own model computes."""
+    import grader_learned
+    import grader_params
+    from submission import helper, model
+
+    stoi = grader_params.course_vocab(data_dir / "wiki.txt")
+    w = grader_params.own_reading(params, variant, len(stoi), model, helper)
+    out = {}
+    if "train" in checks:
+        out["train"] = grader_learned.training_record(w, data_dir / "birth_places_train.tsv", stoi)
+    if "corpus" in checks:
+        out["corpus"] = grader_learned.corpus_record(w, data_dir / "wiki.txt", stoi)
+    return out
+
+
+class Experiment:
+    """One results file: its seeds' targets run in order, the file rewritten after each."""
+
+    def __init__(self, args):
+        self.args = args
+        self.out = Path(args.out).resolve()
+        self.work = Path(args.work).resolve() if args.work else self.out.with_suffix(".work")
+        self.data = Path(args.data_dir).resolve() if args.data_dir else SRC / "data"
+        self.seeds = [int(s) for s in args.seeds.split(",")]
+        self.overrides = {f: shlex.split(getattr(args, f"{f}_args") or (SMALL[f] if args.small else ""))
+                          for f in ("pretrain", "finetune")}
+        self.lock = threading.RLock()  # the results change in every seed's thread: each change and save under it
+        self.children = set()
+        self.stopping = False
+        self.results = self.load()
+
+    def config(self):
+        return {"model": course.MODEL, "bottleneck_dim": course.BOTTLENECK_DIM, "overrides": self.overrides,
+                "course": not any(self.overrides.values())}
+
+    def load(self):
+        missing = [n for n in course.DATA_FILES.values() if not (self.data / n).is_file()]
+        if missing:
+            raise UserError(f"the data folder {self.data} lacks {', '.join(missing)}; give --data-dir a folder "
+                            "with the course's four files")
+        fresh = {"kind": KIND, "version": VERSION, "started": now(), "command": sys.argv[1:],
+                 "device": device_record(self.args.device), "data": data_identity(self.data),
+                 "config": self.config(), "seeds": {}, "grade": None}
+        if not self.out.is_file():
+            return fresh
+        try:
+            old = json.loads(self.out.read_text(encoding="utf-8"))
+        except ValueError:
+            raise UserError(f"{self.out} is not a results file; give another --out or delete it") from None
+        same = (old.get("kind") == KIND and old.get("data", {}).get("birth_dev_sha256") ==
+                fresh["data"]["birth_dev_sha256"] and old.get("config") == fresh["config"]
+                and old.get("device", {}).get("precision") == fresh["device"]["precision"])
+        if not same:
+            raise UserError(f"{self.out} holds another experiment (data set, configuration or precision differ); "
+                            "give another --out, or delete it to start over")
+        old["command"] = fresh["command"]
+        return old
+
+    def save(self):
+        with self.lock:
+            self.results["updated"] = now()
+            write_json(self.out, self.results)
+
+    def say(self, seed, text):
+        print(f"[seed {seed}] {text}", flush=True)
+
+    def seed_record(self, seed):
+        with self.lock:
+            return self.results["seeds"].setdefault(str(seed), {"targets": {}, "predictions": {}, "models": {}})
+
+    def update(self, entry, **fields):
+        """Change a part of the results and write the file, under the lock."""
+        with self.lock:
+            entry.update(fields)
+            self.save()
+
+    def run_target(self, seed, target, folder):
+        """Run one run.sh target for seed (unless its output is there); True when its output exists."""
+        record = self.seed_record(seed)
+        with self.lock:
+            entry = record["targets"].setdefault(target.name, {"seconds": 0.0, "status": "pending"})
+        output = folder / target.writes
+        checkpoint = Path(f"{output}.ckpt")
+        if output.is_file() and not checkpoint.is_file():  # done, maybe by an earlier, interrupted run of this command
+            if entry["status"] != "done":
+                self.update(entry, status="done")
+            return True
+        argv = ["bash", str(ROOT / "run.sh"), target.name, "--seed", str(seed)]
+        if target.function != "evaluate":
+            argv += self.overrides[target.function] + (["--resume"] if checkpoint.is_file() else [])
+        if self.args.device:
+            argv += ["--device", self.args.device]
+        env = dict(os.environ, DATA_DIR=str(self.data), OUT_DIR=str(folder), PYTHON=sys.executable)
+        log = folder / f"{target.name}.log"
+        self.update(entry, status="running", log=str(log))
+        started = time.monotonic()
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(f"# {now()}: {' '.join(argv[1:])}\n")
+            f.flush()
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                                    start_new_session=True, text=True, encoding="utf-8", errors="replace")
+            with self.lock:
+                self.children.add(proc)
+            for line in proc.stdout:  # the run's own progress lines, shown as they come
+                f.write(line)
+                if line.startswith(("step ", "saved ", "Correct:")):
+                    self.say(seed, f"{target.name}: {line.strip()}")
+            proc.wait()
+            with self.lock:
+                self.children.discard(proc)
+        seconds = round(entry["seconds"] + time.monotonic() - started, 1)
+        if self.stopping:
+            self.update(entry, seconds=seconds, status="interrupted")
+        elif proc.returncode != 0 or not output.is_file():
+            tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:] or [""]
+            self.update(entry, seconds=seconds, status="failed", error=f"exit status {proc.returncode}: {tail[0][:300]}")
+        else:
+            self.update(entry, seconds=seconds, status="done")
+        return entry["status"] == "done"
+
+    def measure(self, seed, target, folder):
+        """The results of a finished target: a prediction file's accuracies, a params file's statistics."""
+        record = self.seed_record(seed)
+        output = folder / target.writes
+        if target.function == "evaluate":
+            gold = {"dev": self.data / "birth_dev.tsv", "test": self.data / "birth_test.tsv"}[target.data]
+            entry = {"split": target.data}
+            if gold.is_file():
+                entry["correct"], entry["total"] = accuracy(output, gold)
+                entry["accuracy"] = round(entry["correct"] / entry["total"], 4)
+            self.update(record["predictions"], **{target.writes: entry})
+        else:
+            checks = LEARNED.get(target.writes, ("corpus",))  # a pretrained model: has it read the corpus?
+            stats = model_statistics(output, target.variant, self.data, checks)
+            self.update(record["models"], **{target.writes: stats})
+
+    def run_seed(self, seed):
+        folder = self.work / f"seed-{seed}"
+        folder.mkdir(parents=True, exist_ok=True)
+        record = self.seed_record(seed)
+        for k, target in enumerate(course.TARGETS, 1):
+            if self.stopping:
+                return False
+            before = record["targets"].get(target.name, {}).get("status")
+            if not self.run_target(seed, target, folder):
+                self.say(seed, f"{target.name} {record['targets'][target.name]['status']}; this seed stops here "
+                               f"(see {folder / (target.name + '.log')})")
+                return False
+            done = (target.writes in record["predictions"] or target.writes in record["models"])
+            if before != "done" or not done:
+                self.measure(seed, target, folder)
+            seconds = record["targets"][target.name]["seconds"]
+            self.say(seed, f"{target.name} done ({seconds:.0f} s; {k}/{len(course.TARGETS)})")
+        return True
+
+    def grade(self, seed):
+        """The grader on seed's deliverables, hidden tests on: the reference must earn every point."""
+        folder = self.work / f"seed-{seed}"
+        out = self.work / f"grade-seed-{seed}.json"
+        argv = [sys.executable, str(SRC / "grader.py"), "--json", str(out), "--data-dir", str(self.data),
+                "--submission-dir", str(SRC / "submission"), "--predictions-dir", str(folder),
+                "--solution-dir", str(SRC / "submission")]
+        print(f"grading seed {seed}'s deliverables: {' '.join(argv[1:])}", flush=True)
+        with open(self.work / f"grade-seed-{seed}.log", "w", encoding="utf-8") as log:
+            code = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, cwd=str(SRC)).returncode
+        if code != 0 or not out.is_file():
+            grade = {"seed": seed, "error": f"the grader exited with status {code}"}
+        else:
+            tests = json.loads(out.read_text(encoding="utf-8")).get("tests", [])
+            grade = {"seed": seed, "score": sum(t.get("score", 0) for t in tests),
+                     "max_score": sum(t.get("max_score", 0) for t in tests),
+                     "not_passed": {t["number"]: t.get("output", "")[:300] for t in tests
+                                    if t.get("extra_data", {}).get("status") not in ("passed", "info")}}
+        self.update(self.results, grade=grade)
+        return grade
+
+    def stop(self, *_):
+        """SIGINT/SIGTERM: stop every target (its checkpoint stays for the next run) and write what is known."""
+        self.stopping = True
+        with self.lock:
+            for proc in self.children:
+                try:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                except OSError:
+                    pass
+
+    def run(self):
+        self.work.mkdir(parents=True, exist_ok=True)
+        baseline = self.results.setdefault("baseline", baseline_record(self.data))
+        device = self.results["device"]
+        print(f"{len(self.seeds)} seeds, {self.args.parallel} at a time, on {device['type']} ({device['name']}), "
+              f"precision {device['precision']}, data {self.data}; results in {self.out}, outputs in {self.work}")
+        print(f"baseline: always '{baseline['place']}' gets {baseline['dev_accuracy'] * 100:.1f} % of dev", flush=True)
+        self.save()
+        signal.signal(signal.SIGTERM, self.stop)
+        with ThreadPoolExecutor(max_workers=max(1, self.args.parallel)) as pool:
+            futures = [pool.submit(self.run_seed, seed) for seed in self.seeds]
+            try:
+                finished = [f.result() for f in futures]
+            except KeyboardInterrupt:
+                self.stop()
+                pool.shutdown(wait=True, cancel_futures=True)
+                self.save()
+                print(f"interrupted: the same command continues from here ({self.out})", file=sys.stderr)
+                return 130
+        if self.stopping:
+            print(f"stopped: the same command continues from here ({self.out})", file=sys.stderr)
+            return 130
+        if not all(finished):
+            print("error: a target failed (its log is named above); the results file keeps the rest", file=sys.stderr)
+            return 1
+        seed = self.args.grade_seed if self.args.grade_seed is not None else self.seeds[0]
+        if self.data_has_answers():
+            grade = self.grade(seed)
+            if "error" in grade:
+                print(f"error: grading seed {seed} failed: {grade['error']}", file=sys.stderr)
+                return 1
+            print(f"the grader gave seed {seed}'s deliverables {grade['score']:g} of {grade['max_score']:g}"
+                  + ("" if grade["score"] == grade["max_score"] else f"; not passed: {', '.join(grade['not_passed'])}"))
+        print(summary(self.results))
+        return 0
+
+    def data_has_answers(self):
+        if not (self.data / "birth_test.tsv").is_file():
+            print(f"not graded: {self.data} holds no birth_test.tsv (the held-out answers)")
+            return False
+        return True
+
+
+def baseline_record(data):
+    from collections import Counter
+
+    places = [row[1].strip() for row in read_tsv(data / "birth_places_train.tsv") if len(row) > 1]
+    place = Counter(places).most_common(1)[0][0]
+    gold = [row[1].strip() for row in read_tsv(data / "birth_dev.tsv")]
+    return {"place": place, "dev_accuracy": round(sum(g == place for g in gold) / len(gold), 4)}
+
+
+def summary(results):
+    """A table of the measured figures: per prediction file and params statistic, min / median / max."""
+    lines = ["", "file                                   min     median  max     (over seeds)"]
+    for name, values in spread(results).items():
+        lines.append(f"{name:38} {values['min']:<7.4g} {values['median']:<7.4g} {values['max']:<7.4g}")
+    return "\n".join(lines)
+
+
+def spread(results_list):
+    """{measure: {"min", "median", "max", "n"}} over every seed of one or more results: each prediction file's
+    accuracy and each params file's statistics (train accuracy, corpus gain)."""
+    if isinstance(results_list, dict):
+        results_list = [results_list]
+    values = {}
+    for results in results_list:
+        for seed in results.get("seeds", {}).values():
+            for name, entry in seed.get("predictions", {}).items():
+                if "accuracy" in entry:
+                    values.setdefault(name, []).append(entry["accuracy"])
+            for name, stats in seed.get("models", {}).items():
+                if "train" in stats and stats["train"]["asked"]:
+                    values.setdefault(f"{name} train", []).append(stats["train"]["correct"] / stats["train"]["asked"])
+                if "corpus" in stats and stats["corpus"]["gain"] is not None:
+                    values.setdefault(f"{name} corpus", []).append(stats["corpus"]["gain"])
+    return {k: {"min": min(v), "median": statistics.median(v), "max": max(v), "n": len(v)} for k, v in values.items()}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# calibrate
+
+
+def floor_to(x, digits=3):
+    return math.floor(x * 10 ** digits + 1e-9) / 10 ** digits
+
+
+def calibrate(args):
+    import graderUtil
+
+    points_path = Path(args.points) if args.points else SRC / "points.json"
+    if args.rehearsal and points_path.resolve() == (SRC / "points.json").resolve():
+        raise UserError("--rehearsal writes bars that no correct run has earned: give --points a scratch copy of "
+                        "src/points.json")
+    results = []
+    for path in args.results:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise UserError(f"cannot read the results file {path} ({type(e).__name__}); give the file `run` wrote")
+        if data.get("kind") != KIND:
+            raise UserError(f"{path} is not a results file of tools/experiment.py run")
+        results.append((path, data))
+    datasets = {d["data"]["birth_dev_sha256"] for _, d in results}
+    if len(datasets) != 1:
+        raise UserError("the results files come from different data sets (their birth_dev.tsv differ); calibrate "
+                        "one data set at a time")
+    digest = datasets.pop()
+    for path, data in results:
+        if not data["config"].get("course") and not args.rehearsal:
+            raise UserError(f"{path} comes from a smaller configuration than the course's (overrides "
+                            f"{data['config']['overrides']}); only full-size runs can set the bars")
+    runs = [(path, seed, rec) for path, data in results for seed, rec in data["seeds"].items()
+            if all(rec["targets"].get(t.name, {}).get("status") == "done" for t in course.TARGETS)]
+    if len(runs) < MIN_SEEDS:
+        raise UserError(f"the results hold {len(runs)} complete seed(s); calibrating needs at least {MIN_SEEDS}")
+    for path, data in results:
+        grade = data.get("grade")
+        if (not grade or grade.get("score") is None or grade["score"] != grade["max_score"]) and not args.rehearsal:
+            raise UserError(f"in {path} the reference did not earn every point ({grade}); fix that before calibrating")
+
+    table = json.loads(points_path.read_text(encoding="utf-8"))
+    rows = table["thresholds"]["rows"]
+    name = next((n for n, r in rows.items() if digest in r.get("birth_dev_sha256", [])), None)
+    if name is None and not args.row:
+        raise UserError(f"no thresholds row of {points_path} recognises this data set (birth_dev.tsv {digest[:12]}...); "
+                        "give --row NAME to add one")
+    if args.row and name is not None and args.row != name:
+        raise UserError(f"this data set is the row '{name}' of {points_path}, not '{args.row}'")
+    name = name or args.row
+    row = rows.get(name) or {"description": args.description or f"a data set calibrated on {now()[:10]}",
+                             "birth_dev_sha256": [digest]}
+    measured = spread([d for _, d in results])
+    margin = args.margin
+    for fname in course.PREDICTION_FILES:
+        m = measured.get(fname)
+        if m is None or m["n"] < len(runs):
+            raise UserError(f"{fname} has no accuracy in every seed (the data folder's answers were missing?)")
+        bar = floor_to(margin * m["min"])
+        if fname in WITHOUT_PRETRAINING:  # the course's kind of rule: "at least 1 correct", or more
+            total = next(r["predictions"][fname]["total"] for _, _, r in runs)
+            row[fname] = {"min_correct": max(1, math.floor(bar * total))}
+        else:
+            row[fname] = {"min_accuracy": bar}
+    learned = {}
+    for pname, checks in LEARNED.items():
+        rule = {}
+        for check in checks:
+            m = measured[f"{pname} {check}"]
+            bar = floor_to(margin * m["min"])
+            rule["min_train_accuracy" if check == "train" else "min_corpus_gain"] = bar
+        learned[pname] = rule
+    lift_problem = learned_bars_problem(learned, runs)
+    if lift_problem and not args.rehearsal:
+        raise UserError(lift_problem)
+    if lift_problem:
+        print(f"rehearsal: {lift_problem}")
+    device = results[0][1]["device"]
+    evidence = {
+        "date": now()[:10], "margin": margin, "seeds": len(runs),
+        "device": f"{device['type']} ({device['name']})", "torch": device["torch"], "precision": device["precision"],
+        "results": [str(p) for p, _ in results], "grade": [d["grade"]["score"] for _, d in results],
+        "measured": {k: {s: round(v[s], 4) for s in ("min", "median", "max")} for k, v in measured.items()},
+    }
+    if args.rehearsal:
+        evidence["rehearsal"] = "a rehearsal of the calibration on a smaller run: these bars are not for grading"
+    row["learned"] = learned
+    row["calibrated"] = not args.rehearsal
+    row["evidence"] = {"accuracy": evidence, "learned": evidence}  # one set of runs set both kinds of bar
+    rows[name] = row
+    write_json(points_path, table)
+    graderUtil.load_points(points_path)  # the written table still loads
+    print(f"wrote the thresholds row '{name}' of {points_path} (margin {margin:g}, {len(runs)} seeds):")
+    print(json.dumps({k: v for k, v in row.items() if k != "evidence"}, indent=1, ensure_ascii=False))
+    return 0
+
+
+def learned_bars_problem(learned, runs):
+    """A sentence if a training-question bar would not tell a model from a constant answer: it must be at least
+    grader_learned.LIFT times the most common place's share of the questions asked."""
+    import grader_learned
+
+    for pname, rule in learned.items():
+        share = max(r["models"][pname]["train"]["constant_correct"] / r["models"][pname]["train"]["asked"]
+                    for _, _, r in runs)
+        if rule["min_train_accuracy"] < grader_learned.LIFT * share:
+            return (f"the correct runs' {pname} answer too few of their training questions: a bar of "
+                    f"{rule['min_train_accuracy']:.3f} is below {grader_learned.LIFT} x the constant answer's "
+                    f"{share:.3f}, so it cannot tell learning from a constant; look at the runs before calibrating")
+    return None
+
+
+# ----------------------------------------------------------------------------------------------------------
+
+
+def build_parser():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="train, evaluate and grade at the course's settings, several seeds")
+    r.add_argument("--out", required=True, help="the results file (JSON); an existing one is continued")
+    r.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
+    r.add_argument("--parallel", type=int, default=1, help="seeds trained at a time on the one device (default 1)")
+    r.add_argument("--data-dir", help="the data folder (default src/data); with birth_test.tsv for test accuracy")
+    r.add_argument("--work", help="where the seeds' outputs go (default: beside --out, <out>.work/)")
+    r.add_argument("--device", help="cuda, mps or cpu (default: the fastest available, as run.py)")
+    r.add_argument("--grade-seed", type=int, help="the seed whose deliverables are graded (default: the first)")
+    r.add_argument("--small", action="store_true",
+                   help=f"a rehearsal: run.py's {SMALL['pretrain']} for pretraining and {SMALL['finetune']} for "
+                        "finetuning (`calibrate` refuses its results)")
+    r.add_argument("--pretrain-args", help="run.py flags for the pretraining targets, e.g. '--max_epochs 20' "
+                                           "(`calibrate` refuses results with any)")
+    r.add_argument("--finetune-args", help="run.py flags for the finetuning targets, likewise")
+    c = sub.add_parser("calibrate", help="write a data set's thresholds row from results files")
+    c.add_argument("results", nargs="+", help="results files of `run`, all on one data set")
+    c.add_argument("--points", help="the points table to write (default src/points.json)")
+    c.add_argument("--row", help="the row's name, for a data set no row recognises yet")
+    c.add_argument("--description", help="a new row's description")
+    c.add_argument("--margin", type=float, default=MARGIN, help=f"bar = margin x lowest measured (default {MARGIN})")
+    c.add_argument("--rehearsal", action="store_true",
+                   help="accept smaller runs (run --small) and write the row, marked uncalibrated, into the scratch "
+                        "copy named by --points: a rehearsal of this step")
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "calibrate":
+            if not 0 < args.margin <= 1:
+                raise UserError("--margin must be in (0, 1]: a bar above what correct work reached would fail it")
+            return calibrate(args)
+        if args.parallel < 1:
+            raise UserError("--parallel must be at least 1")
+        try:
+            [int(s) for s in args.seeds.split(",")]
+        except ValueError:
+            raise UserError(f"--seeds {args.seeds}: give comma-separated integers, e.g. 0,1,2") from None
+        return Experiment(args).run()
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
