@@ -274,17 +274,38 @@ def test_the_readmes_say_how_to_install_the_cpu_torch_that_requirements_pins(rea
     assert commands and set(commands) == {torch_pin()}
 
 
-def test_the_conda_environment_is_where_the_handout_says_and_installs_the_requirements(starter):
-    """The handout tells students to use src/environment.yml; conda runs its pip section in the file's folder."""
+def requirement_pins(python="3.11"):
+    """requirements.txt's pins for one Python version: its lines, each environment marker decided for it (the
+    markers there compare python_version with >= or < only)."""
+    pins = []
+    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        line = line.split("#")[0].strip()
+        if not line:
+            continue
+        pin, _, marker = (part.strip() for part in line.partition(";"))
+        if marker:
+            op, version = re.fullmatch(r'python_version (>=|<) "([\d.]+)"', marker).groups()
+            newer = tuple(map(int, python.split("."))) >= tuple(map(int, version.split(".")))
+            if newer != (op == ">="):
+                continue
+        pins.append(pin)
+    return pins
+
+
+def test_the_conda_environment_is_at_both_paths_and_pins_the_requirements(starter):
+    """environment.yml sits at the top level and at src/environment.yml (the handout's path), the same file at
+    both: its pip section writes out requirements.txt's pins for its Python (a relative -r path, which conda
+    reads from the file's folder, could not be right from both)."""
+    env = (ROOT / "environment.yml").read_text(encoding="utf-8")
     for root in (ROOT, starter):
-        env = (root / "src" / "environment.yml").read_text(encoding="utf-8")
-        files = re.findall(r"^\s*- -r (\S+)$", env, re.MULTILINE)
-        assert files and all((root / "src" / f).resolve() == (root / "requirements.txt").resolve() for f in files)
-        assert "-f src/environment.yml" in env
-    assert not (ROOT / "environment.yml").exists()  # one file, at the handout's path
+        assert (root / "src" / "environment.yml").read_text(encoding="utf-8") == env
+        assert (root / "environment.yml").read_text(encoding="utf-8") == env
+    python = re.search(r"^\s*- python=([\d.]+)$", env, re.MULTILINE).group(1)
+    pins = re.findall(r"^ {6}- (\S+)$", env, re.MULTILINE)
+    assert pins == requirement_pins(python)
     for readme in (ROOT / "README.md", starter / "README.md"):
         conda = re.findall(r"conda env create -f ([\w./-]+)", readme.read_text(encoding="utf-8"))
-        assert conda == ["src/environment.yml"]
+        assert conda and all(f in ("environment.yml", "src/environment.yml") for f in conda)
 
 
 def test_nothing_in_the_starter_reads_or_rebuilds_the_held_out_answers(starter):
