@@ -14,8 +14,8 @@ import sys
 import zipfile
 from pathlib import Path
 
-import upload  # the graders' rule for which file of an upload is graded
-from course import CODE_FILES, DELIVERABLES, OPTIONAL_FILES
+from kit import upload  # the graders' rule for which file of an upload is graded
+from kit.course import CODE_FILES, DELIVERABLES, OPTIONAL_FILES
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBMISSION = ROOT / "src" / "submission"

@@ -10,8 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-import course
-import parts
+from kit import course, parts
 from submission.dataset import CharCorruptionDataset, NameDataset
 
 SRC = Path(__file__).resolve().parent

@@ -21,7 +21,7 @@ Points are in points.json, next to this file, together with the accuracy thresho
 
 import sys
 
-import course  # the course's facts: model size, targets, deliverables
+from kit import course  # the course's facts: model size, targets, deliverables
 import grader_predictions
 import graderUtil
 from graderUtil import (  # noqa: F401  (PENDING_MESSAGE .. select_thresholds: for the instructor's test suite)
@@ -62,8 +62,8 @@ GRADING_FILES = ["grader.py", "graderUtil.py", "grading/__init__.py", "grading/c
                  "grading/registry.py", "grading/report.py", "grading/runner.py", "grading/sandbox.py",
                  "grading/users.py", "grading/worker.py", "grader_training.py", "grader_dataset.py",
                  "grader_perceiver.py", "grader_same_weights.py", "grader_predictions.py", "grader_params.py",
-                 "grader_decoder.py", "grader_learned.py", "grader_written.py", "grader_replay.py", "attention_simulation.py", "course.py",
-                 "points.json"]
+                 "grader_decoder.py", "grader_learned.py", "grader_written.py", "grader_replay.py",
+                 "attention_simulation.py", "kit/__init__.py", "kit/course.py", "points.json"]
 
 graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[ANSWERS_FILE],
                      dataset_file="birth_dev.tsv", grading_files=GRADING_FILES)

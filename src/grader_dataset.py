@@ -8,7 +8,7 @@ LongTensors, a length the model cannot take) the student's side fails it at once
 student, never earn a point.  Below, the bounds on a false failure of each number the part (e) judges check.
 """
 
-import course
+from kit import course
 from graderUtil import Fail, call
 
 PAD, MASK = course.PAD_CHAR, course.MASK_CHAR

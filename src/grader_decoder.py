@@ -11,7 +11,7 @@ reference's code.
 
 import math
 
-import course
+from kit import course
 
 MASK = course.MASK_CHAR
 MODEL = course.MODEL  # the handout's model (run.py's defaults)

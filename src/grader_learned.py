@@ -24,7 +24,7 @@ import math
 from collections import Counter
 from pathlib import Path
 
-import course
+from kit import course
 from grader_decoder import logits
 from graderUtil import read_tsv_rows
 

@@ -20,7 +20,7 @@ readings must give the reference model's logits (`_self_check`).
 import re
 from pathlib import Path
 
-import course
+from kit import course
 from grader_decoder import logits
 from grader_perceiver import READINGS
 from graderUtil import Fail

@@ -27,7 +27,7 @@ their task (grader_learned.py, by the thresholds row's "learned" rules).
 
 from pathlib import Path
 
-import course
+from kit import course
 import grader_learned
 from grader_decoder import agreement_score, greedy_answers
 from grader_params import course_vocab, fit, load_params, reference_model, weights

@@ -9,8 +9,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from decoding import read_questions
-from fileio import read_tsv
+from kit.decoding import read_questions
+from kit.fileio import read_tsv
 from submission.utils import evaluate_places
 
 SRC = Path(__file__).resolve().parent

@@ -13,7 +13,7 @@ import csv
 import sys
 from pathlib import Path
 
-from fileio import atomic_path
+from kit.fileio import atomic_path
 
 
 def fail(message):

@@ -22,11 +22,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-import course  # the course's model size, bottleneck and learning rates
-import decoding
-import params_file
-import parts
-import training
+from kit import course  # the course's model size, bottleneck and learning rates
+from kit import decoding, params_file, parts, training
 from submission import dataset, helper, model, trainer, utils
 
 SRC = Path(__file__).resolve().parent

@@ -119,7 +119,7 @@ def agreeing_pair(stoi):
 
 def own_predictions(net, questions, stoi, data):
     """The model's answers the course's way (the kit's decoder, not the grader's)."""
-    import decoding
+    from kit import decoding
     from submission import dataset
 
     ds = dataset.CharCorruptionDataset((Path(data) / "wiki.txt").read_text(encoding="utf-8"), 128)

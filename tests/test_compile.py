@@ -13,7 +13,7 @@ import torch
 from torch.utils.data import TensorDataset
 
 from conftest import ROOT, small_config
-import training
+from kit import training
 from submission.model import GPT
 from submission.trainer import Trainer, TrainerConfig
 from submission.utils import set_seed

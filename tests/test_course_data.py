@@ -5,7 +5,7 @@ import random
 import pytest
 
 from conftest import COURSE_DATA
-from decoding import read_questions
+from kit.decoding import read_questions
 from submission.dataset import CharCorruptionDataset, NameDataset
 from submission.utils import evaluate_places
 from test_dataset import split_example

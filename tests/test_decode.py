@@ -1,4 +1,4 @@
-"""Fast evaluation (src/decoding.py): incremental decoding with a key/value cache (CachedDecoder) and
+"""Fast evaluation (src/kit/decoding.py): incremental decoding with a key/value cache (CachedDecoder) and
 batched greedy prediction (predict_places) must give what the course's one-question-at-a-time loop
 (predict_place, through utils.sample) gives."""
 
@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from conftest import make_world, small_config
-from decoding import MAX_ANSWER_CHARS, SLOWER, CachedDecoder, fast_decoder, predict_place, predict_places
+from kit.decoding import MAX_ANSWER_CHARS, SLOWER, CachedDecoder, fast_decoder, predict_place, predict_places
 from submission.dataset import CharCorruptionDataset, NameDataset
 from submission.model import GPT
 from submission.trainer import make_optimizer, TrainerConfig

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import course
+from kit import course
 from conftest import ROOT, SRC, make_world
 
 # the grade at the end runs the grader as root with a user id of its own, as the other root tests do

@@ -323,7 +323,7 @@ def test_no_upload_stops_a_class_run_takes_its_memory_or_is_read_through_a_link(
 
 @pytest.mark.filterwarnings("ignore:Duplicate name")
 def test_an_upload_is_copied_in_pieces_and_one_past_the_limits_is_refused(tmp_path, monkeypatch):
-    """src/upload.py, every grading path's reader: a 48 MiB params file is copied out of a zip a piece at a time
+    """src/kit/upload.py, every grading path's reader: a 48 MiB params file is copied out of a zip a piece at a time
     (it was read whole into memory); a member whose header promises more than a deliverable may be, or that
     inflates a thousand times, is refused before anything is inflated; so is a zip or a folder with more entries
     than MAX_ENTRIES.  Each refusal is one sentence (upload.UploadError); names from the upload are never a path
@@ -332,7 +332,7 @@ def test_an_upload_is_copied_in_pieces_and_one_past_the_limits_is_refused(tmp_pa
     import time
     import tracemalloc
 
-    import upload
+    from kit import upload
 
     names = ["helper.py", "model.py", "vanilla.model.params"]
     big = os.urandom(48 << 20)

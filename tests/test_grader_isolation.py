@@ -206,7 +206,7 @@ def test_a_model_made_by_hand_earns_nothing_through_the_bundle(bundle, starter, 
 
     import torch
 
-    import course
+    from kit import course
     import course_params
 
     place = "Paris"
@@ -487,7 +487,8 @@ def stand_in_bundle(root, grader_body):
     starter = root / "source" / "starter" / "src"
     (starter / "submission").mkdir(parents=True)
     (starter / "data").mkdir()
-    for name in ("upload.py", "course.py"):
+    (starter / "kit").mkdir()
+    for name in ("kit/__init__.py", "kit/upload.py", "kit/course.py"):
         shutil.copy(SRC / name, starter / name)
     for path in (SRC / "submission").glob("*.py"):
         (starter / "submission" / path.name).write_text("")

@@ -1,4 +1,4 @@
-"""helper.py: the exact course hyperparameters, loading and saving parameters (and src/params_file.py,
+"""helper.py: the exact course hyperparameters, loading and saving parameters (and src/kit/params_file.py,
 which checks and loads parameter files for run.py)."""
 
 from types import SimpleNamespace
@@ -6,9 +6,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-import training
+from kit import training
 from conftest import small_config
-from params_file import load_params
+from kit.params_file import load_params
 from submission import helper
 from submission.dataset import CharCorruptionDataset
 from submission.model import GPT, GPTConfig
@@ -148,7 +148,7 @@ def with_course_masks(model):
 
 @pytest.mark.parametrize("perceiver", [False, True])
 def test_course_trained_files_with_mask_buffers_load_and_evaluate(corpus, tmp_path, perceiver):
-    from decoding import predict_places, read_questions
+    from kit.decoding import predict_places, read_questions
 
     path, ds = corpus
     torch.manual_seed(0)

@@ -1,4 +1,4 @@
-"""src/parts.py: an empty student part is named in one sentence; a written part, right or wrong, is left alone.
+"""src/kit/parts.py: an empty student part is named in one sentence; a written part, right or wrong, is left alone.
 
 The end-to-end checks (every run.sh target of the generated starter names the next function to write) are in
 tests/test_release.py; these pin the checks themselves, one part at a time, on the reference's own classes."""
@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-import parts
+from kit import parts
 from conftest import small_config
 from submission import helper
 from submission import model as model_mod

@@ -29,7 +29,7 @@ def test_the_rehearsal_refuses_an_unknown_distribution_before_doing_anything(tmp
 
 
 def test_the_submissions_are_laid_out_as_gradescope_unpacks_them(tmp_path):
-    import course
+    from kit import course
     import release
 
     starter = tmp_path / "starter"

@@ -75,8 +75,8 @@ def test_no_solution_statement_appears_anywhere_in_the_starter(starter):
             assert not leaked, f"{path}: {sorted(leaked)[:3]}"
 
 
-# Run machinery the handout never mentions, which lives beside run.py (src/decoding.py, src/training.py) and
-# never in the files students read: a word here in a student file is a sign it came back.
+# Run machinery the handout never mentions, which lives in src/kit/ (decoding.py, training.py) and never in the
+# files students read: a word here in a student file is a sign it came back.
 MACHINERY = re.compile(r"cache|batched|batching|resum|checkpoint_path|csv|cpuinfo|avx|amx|native bf16|"
                        r"_is_.*supported", re.I)
 
@@ -84,7 +84,7 @@ MACHINERY = re.compile(r"cache|batched|batching|resum|checkpoint_path|csv|cpuinf
 def test_the_student_files_read_like_the_courses(starter):
     """Issue 19: the seven files students read hold the course's code, cleaned, their parts and the spec: at
     most 1,000 lines together (the course's are 866), and none of the kit's speed or run machinery."""
-    import course
+    from kit import course
 
     files = [starter / "src" / "submission" / name for name in course.CODE_FILES]
     lines = {f.name: len(f.read_text(encoding="utf-8").splitlines()) for f in files}
@@ -587,16 +587,16 @@ def test_the_bundle_holds_every_file_the_grader_imports(bundle, tmp_path):
             todo.append(module)
             shipped = tmp_path / "starter" / "src" / module.relative_to(src)
             assert shipped.is_file(), f"the bundle lacks {module.relative_to(ROOT)}, which the grader imports"
-    assert {"course", "graderUtil", "grading", "grading.worker", "grader_written"} <= seen  # the harness's package
+    assert {"kit.course", "graderUtil", "grading", "grading.worker", "grader_written"} <= seen  # the harness's package
     for name in ("setup.sh", "run_autograder", "autograder_run.py", "requirements.txt"):
         assert (tmp_path / name).is_file(), name
     assert (tmp_path / "setup.sh").read_bytes() == (GRADESCOPE / "setup.sh").read_bytes()
 
 
 def test_an_upload_is_read_by_one_rule_flat_or_in_folders(tmp_path):
-    """src/upload.py, which Gradescope's entry, grade_class and collect_submission's check share: the copy beside
+    """src/kit/upload.py, which Gradescope's entry, grade_class and collect_submission's check share: the copy beside
     the most deliverables wins, else the shallowest; a copy with other content left out is named."""
-    import upload
+    from kit import upload
 
     names = ["model.py", "helper.py", "utils.py", "vanilla.model.params"]
     (tmp_path / "src" / "submission").mkdir(parents=True)
@@ -627,7 +627,7 @@ def test_an_upload_is_read_by_one_rule_flat_or_in_folders(tmp_path):
 
 
 def test_the_autograder_takes_no_symbolic_link(tmp_path):
-    import upload
+    from kit import upload
 
     secret = tmp_path / "answers.tsv"
     secret.write_text("held out")

@@ -8,7 +8,7 @@ import zipfile
 import pytest
 import torch
 
-import course
+from kit import course
 from conftest import ROOT
 
 SMALL_FLAGS = ["--n_layer", "2", "--n_head", "2", "--n_embd", "32", "--block_size", "64", "--bottleneck_dim", "8",
@@ -248,7 +248,7 @@ def test_run_sh_does_what_course_py_says():
 
 
 def test_collect_submission_zips_the_18_files_flat(tmp_path):
-    from course import CODE_FILES, DELIVERABLES as ALL
+    from kit.course import CODE_FILES, DELIVERABLES as ALL
 
     assert len(ALL) == 18 and len(CODE_FILES) == 7
     folder = tmp_path / "submission"

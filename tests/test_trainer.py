@@ -9,13 +9,13 @@ import pytest
 import torch
 
 from conftest import ROOT, small_config
-import training
+from kit import training
 from submission import helper, trainer as trainer_mod
 from submission.dataset import CharCorruptionDataset, NameDataset
 from submission.model import GPT
 from submission.trainer import Trainer, TrainerConfig, lr_multiplier, make_optimizer
 from submission.utils import set_seed
-from training import CheckpointError
+from kit.training import CheckpointError
 
 from test_run import SMALL_FLAGS, run_py
 

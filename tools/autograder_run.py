@@ -5,7 +5,7 @@ Layout (Gradescope's, or $AUTOGRADER_ROOT for a local rehearsal):
                answers/birth_test.tsv (held-out answers), requirements.txt
   submission/  what the student uploaded: Gradescope unpacks an uploaded zip here.  The zip from
                ./run.sh collect_submission is flat, so the files sit at the top level; files uploaded
-               one by one, or a zip of the folder src/submission/, are found as well (src/upload.py says
+               one by one, or a zip of the folder src/submission/, are found as well (src/kit/upload.py says
                which copy is graded where there are two; results.json's output names them)
   results/     results.json is written here
 Only the deliverables (the starter's src/submission/*.py names, the six prediction files and the five
@@ -82,8 +82,8 @@ def main():
     try:
         grade(root, results, made)
     except Exception as e:  # noqa: BLE001 - whatever failed, the student gets a results.json that says so
-        upload_error = getattr(sys.modules.get("upload"), "UploadError", ())
-        if isinstance(e, upload_error):  # the upload's own problem, said in one sentence by src/upload.py
+        upload_error = getattr(sys.modules.get("kit.upload"), "UploadError", ())
+        if isinstance(e, upload_error):  # the upload's own problem, said in one sentence by src/kit/upload.py
             write_failure(results, f"Your upload could not be graded: {e}.")
         else:
             traceback.print_exc()
@@ -106,7 +106,7 @@ def grade(root, results, made):
     os.chmod(work, 0o700)  # root's alone (copytree gave it the starter's mode): the grader's workers get copies
     package = work / "src" / "submission"
     srcpath.use(work / "src")
-    import upload  # the starter's: the one rule for which file of an upload is graded (grade_class uses it too)
+    from kit import upload  # the starter's: the one rule for which file of an upload is graded (grade_class too)
 
     names = upload.deliverable_names(p.name for p in package.glob("*.py"))
     choice = upload.copy_deliverables(submission, names, package)  # UploadError: main says why, in one sentence

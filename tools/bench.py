@@ -55,10 +55,10 @@ srcpath.use()
 
 import torch  # noqa: E402
 
-import decoding  # noqa: E402
+from kit import decoding  # noqa: E402
 from submission.dataset import CharCorruptionDataset, NameDataset  # noqa: E402
 from submission.trainer import pick_device  # noqa: E402
-from training import cpu_has_native_bf16, resolve_precision  # noqa: E402
+from kit.training import cpu_has_native_bf16, resolve_precision  # noqa: E402
 
 from bench_common import BLOCK  # noqa: E402
 from bench_course import CourseCharCorruption, CourseNameDataset  # noqa: E402

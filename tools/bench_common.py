@@ -8,10 +8,10 @@ import time
 
 import torch
 
-import course
+from kit import course
 from submission.model import GPT, GPTConfig
 from submission.trainer import Trainer, TrainerConfig
-from training import place
+from kit.training import place
 
 COURSE_MODEL = {k: v for k, v in course.MODEL.items() if k != "block_size"}  # the handout's model
 BLOCK = course.MODEL["block_size"]

@@ -11,7 +11,7 @@ import time
 
 import torch
 
-import decoding
+from kit import decoding
 
 from bench_common import build_model, run_steps, sync
 

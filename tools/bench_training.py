@@ -14,7 +14,7 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 from submission.trainer import TrainerConfig
-from training import resolve_precision
+from kit.training import resolve_precision
 
 from bench_common import BLOCK, WORKERS, build_model, default_trainer, run_steps, sync, timed_run
 from bench_course import CourseStyleTrainer

@@ -3,7 +3,7 @@ accuracy of each prediction file against the answers, the problems found), the p
 prediction files are nearly identical (possible copying, grades.pairs.csv) and the histograms (grades.png).
 
 tools/grade_class.py grades the submissions and hands their results here; nothing here runs a grader.  The
-prediction files are read from each submission as the grader chose them (src/upload.py) and scored against the
+prediction files are read from each submission as the grader chose them (src/kit/upload.py) and scored against the
 answers in the data folder.
 """
 
@@ -14,10 +14,10 @@ import srcpath
 from srcpath import SRC
 
 srcpath.use(SRC)
-from course import PREDICTION_FILES  # noqa: E402  (the one list of deliverables)
-from fileio import atomic_path  # noqa: E402  (the drivers' one atomic writer)
+from kit.course import PREDICTION_FILES  # noqa: E402  (the one list of deliverables)
+from kit.fileio import atomic_path  # noqa: E402  (the drivers' one atomic writer)
 import graderUtil  # noqa: E402  (the grader's harness: how it reads prediction lines and answer rows)
-import upload  # noqa: E402  (which files of an upload are graded: the same rule as on Gradescope)
+from kit import upload  # noqa: E402  (which files of an upload are graded: the same rule as on Gradescope)
 # the answers each prediction file is scored against: dev answers ship with the data, test answers are held
 # out (present only where submissions are graded)
 from grader import GOLD_FILES  # noqa: E402

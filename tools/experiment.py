@@ -46,8 +46,8 @@ import srcpath
 from srcpath import ROOT, SRC
 
 srcpath.use(SRC)
-import course  # noqa: E402  (the targets, the files they read and write, the model size)
-from fileio import read_tsv, write_text_atomic  # noqa: E402
+from kit import course  # noqa: E402  (the targets, the files they read and write, the model size)
+from kit.fileio import read_tsv, write_text_atomic  # noqa: E402
 
 KIND, VERSION = "cs224n-experiment", 1
 MIN_SEEDS = 3  # a bar from fewer seeds says little about the spread of correct work
@@ -99,7 +99,7 @@ def device_record(requested):
     import torch
 
     from submission.trainer import pick_device
-    from training import resolve_precision
+    from kit.training import resolve_precision
 
     device = pick_device(requested)
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or "cpu"

@@ -53,10 +53,10 @@ import srcpath
 from srcpath import SRC
 
 srcpath.use(SRC)
-from course import PARAMS_FILES, PREDICTION_FILES  # noqa: E402  (the one list of deliverables)
-from fileio import write_text_atomic  # noqa: E402  (the drivers' one atomic writer: the cache's records)
+from kit.course import PARAMS_FILES, PREDICTION_FILES  # noqa: E402  (the one list of deliverables)
+from kit.fileio import write_text_atomic  # noqa: E402  (the drivers' one atomic writer: the cache's records)
 import graderUtil  # noqa: E402  (the grader's harness: who may read what, as root)
-import upload  # noqa: E402  (which files of an upload are graded: the same rule as on Gradescope)
+from kit import upload  # noqa: E402  (which files of an upload are graded: the same rule as on Gradescope)
 from grader import GOLD_FILES, GRADING_FILES  # noqa: E402  (the answer files; what a grading copy holds)
 # what the outputs are made of (tools/class_report.py): this script grades, that module reports
 from class_report import load_answers, submission_predictions, write_report  # noqa: E402
@@ -120,7 +120,7 @@ def fingerprint(path):
 
 def unpack(path, dest):
     """Copy the submission's deliverables from a zip or a folder into the folder dest, chosen as every grading
-    path chooses them (src/upload.py).  Returns (names copied, problems); a note says which copy was graded
+    path chooses them (src/kit/upload.py).  Returns (names copied, problems); a note says which copy was graded
     where the upload holds two different ones.  An upload that cannot be graded (broken, past upload.py's
     limits, a link) raises upload.UploadError, whose message is one sentence."""
     choice = upload.copy_deliverables(path, deliverable_names(), dest)

@@ -59,7 +59,7 @@ def write_params(out):
     srcpath.use(SRC)
     import torch
 
-    import course
+    from kit import course
     from submission import dataset, helper, model
 
     torch.manual_seed(0)
@@ -78,7 +78,7 @@ def write_submissions(out_dir, starter):
     """OUT_DIR/<name>/ for each of NAMES; `starter` is the released starter's root.  When it is an unpacked
     bundle's starter/ (beside answers/), the bundle's data is made to fit the reference's models first."""
     srcpath.use(SRC, TESTS)
-    import course
+    from kit import course
 
     out_dir = Path(out_dir)
     untrusted = out_dir / "untrusted"

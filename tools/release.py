@@ -187,7 +187,7 @@ def grading_files(root=ROOT):
     own (importing it here would mix its modules with any other checkout's)."""
     ask = "import json, grader; print(json.dumps(grader.GRADING_FILES))"
     out = subprocess.run([sys.executable, "-c", ask], cwd=root / "src", capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.splitlines()[-1]) + ["upload.py"]
+    return json.loads(out.stdout.splitlines()[-1]) + ["kit/upload.py"]
 
 
 def build_autograder(out_zip, root=ROOT):

@@ -31,8 +31,8 @@ import sys
 import torch
 from torch.nn import functional as F
 
-import course
-from fileio import read_tsv, write_text_atomic
+from kit import course
+from kit.fileio import read_tsv, write_text_atomic
 from submission.attention import CausalCrossAttention, CausalSelfAttention
 from submission.utils import sample
 

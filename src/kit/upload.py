@@ -350,7 +350,7 @@ class Upload:
 def deliverable_names(code_files):
     """Every file name a grader takes from an upload: the submission package's .py files (`code_files`, the
     starter's or the reference's list), the prediction and the params files."""
-    from course import PARAMS_FILES, PREDICTION_FILES
+    from kit.course import PARAMS_FILES, PREDICTION_FILES
 
     return sorted(set(code_files) | set(PREDICTION_FILES) | set(PARAMS_FILES))
 

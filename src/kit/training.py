@@ -21,7 +21,7 @@ import time
 import numpy as np
 import torch
 
-from fileio import atomic_path
+from kit.fileio import atomic_path
 from submission.trainer import make_optimizer, save_atomic
 
 # ----------------------------------------------------------------------------------------- precision
