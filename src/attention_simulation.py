@@ -10,7 +10,7 @@ and for the two heads, how much weight c puts on v_a and v_b across samples
 histograms, if matplotlib is installed (it is optional).
 
 The sampling helpers below are shared with the written-part checks
-(grader_written.py).
+(checks/written.py).
 """
 
 import argparse

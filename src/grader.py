@@ -22,19 +22,19 @@ Points are in points.json, next to this file, together with the accuracy thresho
 import sys
 
 from kit import course  # the course's facts: model size, targets, deliverables
-import grader_predictions
+from checks import predictions
 import graderUtil
 from graderUtil import (  # noqa: F401  (PENDING_MESSAGE .. select_thresholds: for the instructor's test suite)
     PENDING_MESSAGE, REGISTRY, Fail, grader_judge, grader_test, load_points, main, normalized_sha256, seed_everything,
     select_thresholds)
-from grader_dataset import (check_masked_lengths, check_padding, check_random, check_rearrangement, check_shift,
+from checks.dataset import (check_masked_lengths, check_padding, check_random, check_rearrangement, check_shift,
                             check_truncation, check_vocabulary, corruption_dataset, observe, observe_whole,
                             random_lines)
-from grader_perceiver import (build_block, changed_rows, changes, check_basis, check_causal_perceiver,
+from checks.perceiver import (build_block, changed_rows, changes, check_basis, check_causal_perceiver,
                               check_down_batch, check_perceiver_models, observe_basis, observe_causal_perceiver,
                               observe_down_shapes, observe_perceiver_models, perceiver_config, run_down, run_up)
-from grader_same_weights import compare_block, compare_vanilla, report_block, report_vanilla
-from grader_training import (WORKERS, check_train, check_vanilla_model, finetune_case, finetune_judge, judge_training,
+from checks.same_weights import compare_block, compare_vanilla, report_block, report_vanilla
+from checks.training import (WORKERS, check_train, check_vanilla_model, finetune_case, finetune_judge, judge_training,
                              pretrain_case, train_facts, vanilla_model_facts)
 
 # The student's files, and the student files each one imports (the harness imports those first, so that a
@@ -51,19 +51,14 @@ STUDENT_DEPS = {
 ANSWERS_FILE = "birth_test.tsv"  # held out: present only where submissions are graded
 GOLD_FILES = {"dev": course.DATA_FILES["dev"], "test": ANSWERS_FILE}  # the answers each prediction is scored on
 
-# The files a grading copy needs beside the student's package and the data: this script, every module of ours
-# it imports (at its top or inside a test), and the points table.  The one list of them: a worker imports these
-# modules before it drops its privileges (the grader's folder is out of its reach afterwards), the instructor's
-# class grading copies exactly these, the Gradescope bundle is refused when it lacks one, and the instructor's
-# test suite checks the list against the imports it finds in these files.
-GRADING_FILES = ["grader.py", "graderUtil.py", "grading/__init__.py", "grading/cgroups.py", "grading/cleanup.py",
-                 "grading/cli.py", "grading/context.py",
-                 "grading/forkserver.py", "grading/points.py", "grading/process.py", "grading/protocol.py",
-                 "grading/registry.py", "grading/report.py", "grading/runner.py", "grading/sandbox.py",
-                 "grading/users.py", "grading/worker.py", "grader_training.py", "grader_dataset.py",
-                 "grader_perceiver.py", "grader_same_weights.py", "grader_predictions.py", "grader_params.py",
-                 "grader_decoder.py", "grader_learned.py", "grader_written.py", "grader_replay.py",
-                 "attention_simulation.py", "kit/__init__.py", "kit/course.py", "points.json"]
+# What a grading copy needs beside the student's package and the data: this script, the packages and modules of
+# ours it imports (at its top or inside a test; a package, "grading/", is copied whole), and the points table.
+# The one list of them: a worker imports these modules before it drops its privileges (the grader's folder is out
+# of its reach afterwards), the instructor's class grading copies exactly these, the Gradescope bundle is refused
+# when it lacks one, and the instructor's test suite checks the list against the imports it finds in these files.
+# Of kit/ only course.py: its other modules import the student's package.
+GRADING_FILES = ["grader.py", "graderUtil.py", "grading/", "checks/", "attention_simulation.py", "kit/__init__.py",
+                 "kit/course.py", "points.json"]
 
 graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[ANSWERS_FILE],
                      dataset_file="birth_dev.tsv", grading_files=GRADING_FILES)
@@ -76,14 +71,14 @@ graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[A
 
 
 def _register_predictions(tid, fname, description):
-    """A prediction file's test (grader_predictions.py): beside the student's code, only that the file is there
+    """A prediction file's test (checks/predictions.py): beside the student's code, only that the file is there
     with one line per question; the judge scores it against the held-out answers."""
     # the judge needs the reference's code: the course's model is built from it
-    grader_test(tid, description, timeout=60, needs=("answers", "solution"))(grader_predictions.file_test(fname))
-    grader_judge(tid)(grader_predictions.file_judge(fname, GOLD_FILES))
+    grader_test(tid, description, timeout=60, needs=("answers", "solution"))(predictions.file_test(fname))
+    grader_judge(tid)(predictions.file_judge(fname, GOLD_FILES))
 
 
-# A written check (grader_written.py) runs on the student's attention_exploration.py; the written part's tests
+# A written check (checks/written.py) runs on the student's attention_exploration.py; the written part's tests
 # share one worker (one process for eight quick checks).
 WRITTEN = dict(timeout=20, extra_credit=True, group="written")
 
@@ -91,21 +86,21 @@ WRITTEN = dict(timeout=20, extra_credit=True, group="written")
 def _register_written(tid, description, check, rule):
     """Beside the student's code the check runs on a Recorder of attention_exploration.py and what the student's
     functions returned is reported (a check that fails there fails the test at once); the judge runs the same
-    check on a Replay of that report (grader_replay.py), and only its verdict counts."""
+    check on a Replay of that report (checks/replay.py), and only its verdict counts."""
 
     def test(ctx):
-        import grader_replay  # next to this file; imports torch, so only inside a worker
-        import grader_written
+        from checks import replay  # next to this file; imports torch, so only inside a worker
+        from checks import written
 
-        recorder = grader_replay.Recorder(ctx.student("attention_exploration"))
-        getattr(grader_written, check)(recorder)
+        recorder = replay.Recorder(ctx.student("attention_exploration"))
+        getattr(written, check)(recorder)
         ctx.report(recorder.calls)
 
     def judge(ctx, calls):
-        import grader_replay
-        import grader_written
+        from checks import replay
+        from checks import written
 
-        getattr(grader_written, check)(grader_replay.Replay(calls))
+        getattr(written, check)(replay.Replay(calls))
 
     test.__doc__ = rule
     grader_test(tid, description, **WRITTEN)(test)
@@ -190,7 +185,7 @@ def judge_1c_0_hidden(ctx, report):
 # -- part (d): the London baseline and the prediction files ------------------------------------------------
 #
 # A prediction file earns its accuracy points only with the params that produced it: the judge loads them into
-# the course's model and decodes every question itself, without the student's code (grader_predictions.py).
+# the course's model and decodes every question itself, without the student's code (checks/predictions.py).
 
 
 @grader_test("1d-0-basic", "London baseline: accuracy on dev of always answering the most common training place",
@@ -201,7 +196,7 @@ def test_1d_london(ctx):
 
 @grader_judge("1d-0-basic")
 def judge_1d_london(ctx, report):
-    return grader_predictions.london_baseline(ctx, "birth_places_train.tsv", "birth_dev.tsv")
+    return predictions.london_baseline(ctx, "birth_places_train.tsv", "birth_dev.tsv")
 
 
 _register_predictions("1d-0-hidden", "vanilla.nopretrain.dev.predictions",
@@ -219,8 +214,8 @@ _register_predictions("1d-1-hidden", "vanilla.nopretrain.test.predictions",
 #
 # Every test seeds random, NumPy and torch alike (seed_everything), so a given implementation always gets the
 # same verdict; each number a judge checks keeps a correct implementation's false failures below 1e-6 even
-# without the seed (the bounds are in grader_dataset.py).  A test only draws examples and reports them as data
-# (observe); the judge reads them (grader_dataset's check_* functions, given the numbers the test drew with).
+# without the seed (the bounds are in checks/dataset.py).  A test only draws examples and reports them as data
+# (observe); the judge reads them (checks.dataset's check_* functions, given the numbers the test drew with).
 
 
 E0_LINES = random_lines(1, [30, 70, 12, 200])
@@ -261,7 +256,7 @@ def judge_1e_1(ctx, report):
     """A long line is cut to a random length: every length of 4..int(block_size*3/4) occurs, none is below 4
     or above int(block_size*7/8) (the older variant's bound, which the course also accepts).  Block size 50 is the
     course's grader's: no multiple of 4, so a bound written as a float (37.5) cannot be drawn.  False failures: see
-    grader_dataset.py."""
+    checks/dataset.py."""
     check_truncation(report, E1_DRAWS)
 
 
@@ -406,7 +401,7 @@ _register_predictions("1f-1-hidden", "vanilla.pretrain.test.predictions",
 # the one parameter of shape (1, m, n_embd) or (m, n_embd) (m is chosen so that no other layer has that
 # shape), the blocks are found in a model by their class (DownProjectBlock, UpProjectBlock, Block: the names
 # the handout gives), and a comparison with the reference gives both the same weights by shape alone.  The
-# blocks are built from grader_perceiver.perceiver_config: bottleneck_dim m = 8, n_embd 32, 4 heads, block size
+# blocks are built from perceiver.perceiver_config: bottleneck_dim m = 8, n_embd 32, 4 heads, block size
 # 64, no dropout, where a test names no other numbers.
 
 SHAPES = ((3, 20), (1, 64), (2, 8))  # (B, T) with T >= m = 8; T = m included
@@ -570,7 +565,7 @@ def judge_1g_7(ctx, facts):
                                      warmup_tokens=512 * 20, num_workers=WORKERS), FINETUNE_BLOCK, pretrained=True)
 
 
-# a practice check of the written kind: the attention cost of the two models (grader_written.check_1g)
+# a practice check of the written kind: the attention cost of the two models (written.check_1g)
 _register_written("1g-9-basic", "1g attention cost of the vanilla and Perceiver models", "check_1g",
                   "The attention cost formulas of the vanilla and Perceiver models.")
 
@@ -609,7 +604,7 @@ _register_predictions("1g-3-hidden", "perceiver.pretrain.test.predictions",
 
 # -- the written part: extra credit 3a-3d (3e is practice) -------------------------------------------------
 #
-# The checks and their false-failure bounds are in grader_written.py; each test runs one on the student's
+# The checks and their false-failure bounds are in checks/written.py; each test runs one on the student's
 # attention_exploration.py (_register_written, above).
 
 

@@ -8,7 +8,7 @@ the kit's evaluation path (decoding.predict_places, an implementation independen
 For "every answer correct" the data is made to fit the models: the dev answers and the held-out answers are
 written as the models' own greedy answers.  So are the training answers, and the start of every wiki.txt line
 becomes the models' own greedy text, for the grader's check that the params learned their task
-(src/grader_learned.py: a model answers its training questions and predicts the corpus), which random models
+(src/checks/learned.py: a model answers its training questions and predicts the corpus), which random models
 pass only on data made to fit them.  The vanilla model and the perceiver must then answer alike, so
 `agreeing_pair` builds them to compute the same function: every attention output and every MLP but one switched
 off, so that the logits depend on the current character and its position only, through one shared MLP (the
@@ -27,9 +27,9 @@ _made = {}  # this process's models and folders: built once
 
 
 def vocab(data):
-    import grader_params
+    from checks import params
 
-    return grader_params.course_vocab(Path(data) / "wiki.txt")
+    return params.course_vocab(Path(data) / "wiki.txt")
 
 
 def sharpen(net, stoi):

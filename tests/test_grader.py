@@ -20,6 +20,7 @@ import course_params
 from conftest import COURSE_DATA, ROOT, SRC, make_world
 
 import grader
+import graderUtil
 
 PENDING = grader.PENDING_MESSAGE
 POINTS = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["tests"]
@@ -44,7 +45,7 @@ def copy_src(dest, mutations=None, append=None):
     again at the end of a module replaces the reference's, whatever the reference's code looks like)."""
     src = Path(dest) / "src"
     src.mkdir(parents=True)
-    for name in grader.GRADING_FILES:  # the grader's one list of what a grading copy needs
+    for name in graderUtil.grading_paths(grader.GRADING_FILES):  # the grader's one list of what a grading copy needs
         (src / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(SRC / name, src / name)
     shutil.copytree(SRC / "submission", src / "submission",
@@ -306,14 +307,14 @@ def test_grading_files_hold_every_module_the_grader_imports():
     """grader.GRADING_FILES is the one list of what a grading copy needs (grade_class copies it, the bundle is
     checked against it, a worker imports it before it drops its privileges): every module of src/ that one of
     its files imports is in it, and so is the points table."""
-    listed = set(grader.GRADING_FILES)
+    listed = set(graderUtil.grading_paths(grader.GRADING_FILES))
     assert "points.json" in listed and all((SRC / name).is_file() for name in listed)
     for name in sorted(n for n in listed if n.endswith(".py")):
         missing = _local_imports(SRC / name) - listed
         assert not missing, f"{name} imports {sorted(missing)}, which grader.GRADING_FILES lacks"
-    # the check sees an import hidden in a function, as grader_written.py's of attention_simulation is, and the
+    # the check sees an import hidden in a function, as checks/written.py's of attention_simulation is, and the
     # harness's package module by module
-    assert "attention_simulation.py" in _local_imports(SRC / "grader_written.py")
+    assert "attention_simulation.py" in _local_imports(SRC / "checks/written.py")
     assert {"grading/__init__.py", "grading/cli.py", "grading/registry.py"} <= _local_imports(SRC / "graderUtil.py")
     assert "grading/protocol.py" in _local_imports(SRC / "grading" / "runner.py")
 

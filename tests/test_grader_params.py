@@ -3,7 +3,7 @@
 Course-size params (n_layer 4, n_head 8, n_embd 256, block_size 128; ~13 MB) are made here from a random
 initialisation (tests/course_params.py), never committed.  Their "own" predictions come from the kit's
 evaluation path (decoding.predict_places, a key/value-cache decoder), an implementation independent of the
-grader's (grader_predictions.py).
+grader's (checks/predictions.py).
 """
 
 import importlib.util
@@ -145,7 +145,7 @@ def test_unloadable_or_misfitting_params_earn_no_accuracy_points(world, tmp_path
 CHEAT = '''
 import os as _os, sys as _sys
 _os.environ["GRADER_TRUST_PREDICTIONS"] = "1"  # the switch the grader's tests once had
-for _name in ("grader_predictions", "__main__"):  # and the check itself, in this process
+for _name in ("checks.predictions", "__main__"):  # and the check itself, in this process
     _mod = _sys.modules.get(_name)
     if _mod is not None and hasattr(_mod, "params_agreement"):
         _mod.params_agreement = lambda *a, **k: [True] * 10 ** 6
@@ -306,15 +306,15 @@ def test_a_perceiver_with_its_own_attribute_names_earns_the_prediction_points(wo
 
 
 def test_the_judges_decoder_answers_as_the_course_does(world):
-    """grader_predictions' decoder (key/value cache, batches, its own forward pass) against the kit's
+    """checks.predictions' decoder (key/value cache, batches, its own forward pass) against the kit's
     (decoding.predict_places; the course's one-question loop where the context is cropped): questions shorter
     than the perceiver's bottleneck, ordinary ones, and ones so long that 32 answer characters cross the block
     size of 128."""
     import random
 
-    import grader_decoder
-    import grader_params
-    import grader_predictions as gp
+    from checks import decoder
+    from checks import params
+    from checks import predictions as gp
 
     data, *_ = world
     stoi = course_params.vocab(data)
@@ -323,7 +323,7 @@ def test_the_judges_decoder_answers_as_the_course_does(world):
     questions = ["".join(rng.choice(letters + [" "]) for _ in range(n)) + "?" for n in (3, 20, 31, 32, 33, 40, 40,
                                                                                      70, 100, 110, 126)]
 
-    class Judge:  # what grader_params asks of a judge's context: the reference and a cache
+    class Judge:  # what checks.params asks of a judge's context: the reference and a cache
         cache = {}
 
         @staticmethod
@@ -334,14 +334,14 @@ def test_the_judges_decoder_answers_as_the_course_does(world):
         net = course_params.course_net(variant, stoi, seed=3)
         want = course_params.own_predictions(net, questions, stoi, data)
         state = {k: v.float() for k, v in net.state_dict().items()}
-        fitted = grader_params.fit(state, grader_params.reference_model(Judge, variant, len(stoi)), variant, "p",
+        fitted = params.fit(state, params.reference_model(Judge, variant, len(stoi)), variant, "p",
                                   len(stoi))
-        chosen = grader_params.weights(fitted, *gp.choose_pair(fitted, questions, want, stoi))
-        assert grader_decoder.greedy_answers(chosen, questions, stoi) == want, variant
+        chosen = params.weights(fitted, *gp.choose_pair(fitted, questions, want, stoi))
+        assert decoder.greedy_answers(chosen, questions, stoi) == want, variant
 
 
 def test_projection_names_are_read_as_students_write_them():
-    import grader_params as gp
+    from checks import params as gp
 
     names = {"key": "k", "query": "q", "value": "v", "proj": "o", "wq": "q", "W_K": "k", "to_v": "v", "out": "o",
              "q_proj": "q", "k_proj": "k", "value_proj": "v", "out_proj": "o", "c_proj": "o", "fc_out": "o",
@@ -351,12 +351,12 @@ def test_projection_names_are_read_as_students_write_them():
 
 def test_every_accepted_perceiver_reading_is_one_the_judge_can_load(tmp_path):
     """Each correct perceiver of tests/test_grader.py's OTHER_BLOCKS, at the course's size: the judge maps its
-    params onto the course's model (grader_params.fit) and one of its readings gives the student model's
+    params onto the course's model (params.fit) and one of its readings gives the student model's
     own logits, so the prediction check can follow whatever reading the student wrote."""
     import torch
 
-    import grader_decoder
-    import grader_params as gp
+    from checks import decoder
+    from checks import params as gp
 
     reference = student_model(copy_src(tmp_path / "reference"))
     vocab = 60
@@ -374,35 +374,35 @@ def test_every_accepted_perceiver_reading_is_one_the_judge_can_load(tmp_path):
             want = net(idx)[0].float()
             fitted = gp.fit(state, ref_net, "perceiver", "perceiver.finetune.params", vocab)
             pairs = [(i, j) for i in range(len(fitted[1])) for j in range(len(fitted[2]))]
-            assert any(torch.allclose(grader_decoder.logits(gp.weights(fitted, *pair), idx), want, atol=1e-4)
+            assert any(torch.allclose(decoder.logits(gp.weights(fitted, *pair), idx), want, atol=1e-4)
                        for pair in pairs), variant
 
 
 def test_the_training_statistic_counts_what_greedy_decoding_answers(world, tmp_path):
-    """grader_learned.training_record, teacher-forced in one pass, counts a training question exactly when the
+    """learned.training_record, teacher-forced in one pass, counts a training question exactly when the
     judge's greedy decoding gives its answer: here a training file whose every other answer is the model's own
     (one cut a letter short, which greedy decoding does not stop at), the rest another place."""
-    import grader_decoder
-    import grader_learned
-    import grader_params
+    from checks import decoder
+    from checks import learned
+    from checks import params
 
     data, _, own, _ = world
     stoi = course_params.vocab(data)
-    w = grader_params.own_reading(own / "vanilla.finetune.params", "vanilla", len(stoi), *reference_modules())
+    w = params.own_reading(own / "vanilla.finetune.params", "vanilla", len(stoi), *reference_modules())
     questions = course_params.questions(data, "train")
-    greedy = [a.strip() for a in grader_decoder.greedy_answers(w, questions, stoi)]
+    greedy = [a.strip() for a in decoder.greedy_answers(w, questions, stoi)]
     rows = [f"{q}\t{a if k % 2 == 0 else 'Atlantis'}" for k, (q, a) in enumerate(zip(questions, greedy))]
     rows[0] = f"{questions[0]}\t{greedy[0][:-1]}"
     train = tmp_path / "birth_places_train.tsv"
     write(train, rows)
-    record = grader_learned.training_record(w, train, stoi)
+    record = learned.training_record(w, train, stoi)
     assert record["asked"] == len(questions) == 60
     assert record["correct"] == len(questions) // 2 - 1, record
     assert record["constant_place"] == "Atlantis" and record["constant_correct"] == 30
 
 
 def test_the_corpus_statistic_is_zero_for_a_model_that_knows_only_how_often_characters_occur(world, tmp_path):
-    """grader_learned.corpus_record's gain is 1 - loss / unigram entropy of the characters it predicts: a model
+    """learned.corpus_record's gain is 1 - loss / unigram entropy of the characters it predicts: a model
     whose logits are those characters' log-frequencies, whatever the context, explains none of it (gain 0), and
     a random model less than none."""
     import math
@@ -410,14 +410,14 @@ def test_the_corpus_statistic_is_zero_for_a_model_that_knows_only_how_often_char
 
     import torch
 
-    import grader_learned
-    import grader_params
+    from checks import learned
+    from checks import params
 
     data, _, own, _ = world
     stoi = course_params.vocab(data)
     wiki = data / "wiki.txt"
     lines = [line for line in wiki.read_text(encoding="utf-8").split("\n") if len(line.strip()) > 1]
-    counts = Counter(stoi[ch] for line in lines for ch in line[1:grader_learned.CORPUS_CHARS])
+    counts = Counter(stoi[ch] for line in lines for ch in line[1:learned.CORPUS_CHARS])
     total = sum(counts.values())
     net = course_params.course_net("vanilla", stoi)
     with torch.no_grad():
@@ -433,12 +433,12 @@ def test_the_corpus_statistic_is_zero_for_a_model_that_knows_only_how_often_char
                                               for i in range(len(stoi))])
     path = tmp_path / "unigram.params"
     course_params.save(net, path)
-    w = grader_params.own_reading(path, "vanilla", len(stoi), *reference_modules())
-    record = grader_learned.corpus_record(w, wiki, stoi)
+    w = params.own_reading(path, "vanilla", len(stoi), *reference_modules())
+    record = learned.corpus_record(w, wiki, stoi)
     assert record["lines"] == len(lines) and record["chars"] == total
     assert record["gain"] == pytest.approx(0.0, abs=1e-3), record
-    random_model = grader_learned.corpus_record(
-        grader_params.own_reading(own / "vanilla.finetune.params", "vanilla", len(stoi), *reference_modules()),
+    random_model = learned.corpus_record(
+        params.own_reading(own / "vanilla.finetune.params", "vanilla", len(stoi), *reference_modules()),
         wiki, stoi)
     assert random_model["gain"] < 0, random_model
 

@@ -587,7 +587,7 @@ def test_the_bundle_holds_every_file_the_grader_imports(bundle, tmp_path):
             todo.append(module)
             shipped = tmp_path / "starter" / "src" / module.relative_to(src)
             assert shipped.is_file(), f"the bundle lacks {module.relative_to(ROOT)}, which the grader imports"
-    assert {"kit.course", "graderUtil", "grading", "grading.worker", "grader_written"} <= seen  # the harness's package
+    assert {"kit.course", "graderUtil", "grading", "grading.worker", "checks.written"} <= seen  # the harness's package
     for name in ("setup.sh", "run_autograder", "autograder_run.py", "requirements.txt"):
         assert (tmp_path / name).is_file(), name
     assert (tmp_path / "setup.sh").read_bytes() == (GRADESCOPE / "setup.sh").read_bytes()

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 import attention_simulation
 import grader
-import grader_written
+from checks import written
 from submission import attention_exploration as reference
 
 FUNCTIONS = ["copy_query", "average_query", "gaussian_average_query", "two_head_queries",
@@ -98,9 +98,9 @@ def emptied_module(tmp_path_factory):
 
 def test_tests_are_registered_like_the_others():
     """grader.py registers the written checks with @grader_test: extra credit, one shared worker."""
-    written = {tid for tid, spec in grader.REGISTRY.items() if spec.group == "written"}
-    assert written == WRITTEN_IDS
-    for test_id in written:
+    ids = {tid for tid, spec in grader.REGISTRY.items() if spec.group == "written"}
+    assert ids == WRITTEN_IDS
+    for test_id in ids:
         spec = grader.REGISTRY[test_id]
         assert spec.extra_credit and not spec.hidden and spec.timeout > 0
         assert "\n" not in spec.description
@@ -112,7 +112,7 @@ def test_reference_passes_every_check():
 
 
 def test_cost_digests_match_the_reference():
-    assert grader_written.cost_digests(reference) == grader_written.COST_DIGESTS
+    assert written.cost_digests(reference) == written.COST_DIGESTS
 
 
 def test_every_function_has_one_student_region():

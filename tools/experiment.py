@@ -13,7 +13,7 @@ seed (`<out>.work/seed-<k>/`, or --work).  Seeds run --parallel at a time on the
 model leaves a modern GPU mostly idle).  After every target it writes the results file (JSON, atomically): the
 device, torch, the precision, and per seed and target its wall time; per prediction file its accuracy on dev, and
 on test where the data folder holds the answers (birth_test.tsv); per params file the statistics that the grader's
-"learned its task" check reads (src/grader_learned.py).  An interrupted run continues where it stopped when given
+"learned its task" check reads (src/checks/learned.py).  An interrupted run continues where it stopped when given
 the same command: targets whose outputs exist are not run again, and a training run continues from its
 checkpoint (run.py --resume).  Once every seed is done, the grader grades one seed's deliverables with the
 hidden tests on (the reference as the solution, the answers of the data folder), and the score goes into the
@@ -52,7 +52,7 @@ from kit.fileio import read_tsv, write_text_atomic  # noqa: E402
 KIND, VERSION = "cs224n-experiment", 1
 MIN_SEEDS = 3  # a bar from fewer seeds says little about the spread of correct work
 MARGIN = 0.5  # the course's bars sit at about half of what correct work typically reaches
-# the params files whose learning the grader checks, with the checks that apply (grader_learned.py)
+# the params files whose learning the grader checks, with the checks that apply (checks/learned.py)
 LEARNED = {"vanilla.model.params": ("train",), "vanilla.finetune.params": ("train", "corpus"),
            "perceiver.finetune.params": ("train", "corpus")}
 # the prediction files of the model finetuned without pretraining, which the course grades by a count of correct
@@ -114,19 +114,19 @@ def device_record(requested):
 
 
 def model_statistics(params, variant, data_dir, checks):
-    """The grader's statistics of a params file trained by the reference (grader_learned.py), in the reading of
+    """The grader's statistics of a params file trained by the reference (checks/learned.py), in the reading of
     the perceiver's blocks that the reference's own model computes."""
-    import grader_learned
-    import grader_params
+    from checks.learned import corpus_record, training_record
+    from checks.params import course_vocab, own_reading
     from submission import helper, model
 
-    stoi = grader_params.course_vocab(data_dir / "wiki.txt")
-    w = grader_params.own_reading(params, variant, len(stoi), model, helper)
+    stoi = course_vocab(data_dir / "wiki.txt")
+    w = own_reading(params, variant, len(stoi), model, helper)
     out = {}
     if "train" in checks:
-        out["train"] = grader_learned.training_record(w, data_dir / "birth_places_train.tsv", stoi)
+        out["train"] = training_record(w, data_dir / "birth_places_train.tsv", stoi)
     if "corpus" in checks:
-        out["corpus"] = grader_learned.corpus_record(w, data_dir / "wiki.txt", stoi)
+        out["corpus"] = corpus_record(w, data_dir / "wiki.txt", stoi)
     return out
 
 
@@ -480,15 +480,15 @@ def calibrate(args):
 
 def learned_bars_problem(learned, runs):
     """A sentence if a training-question bar would not tell a model from a constant answer: it must be at least
-    grader_learned.LIFT times the most common place's share of the questions asked."""
-    import grader_learned
+    LIFT (checks/learned.py) times the most common place's share of the questions asked."""
+    from checks.learned import LIFT
 
     for pname, rule in learned.items():
         share = max(r["models"][pname]["train"]["constant_correct"] / r["models"][pname]["train"]["asked"]
                     for _, _, r in runs)
-        if rule["min_train_accuracy"] < grader_learned.LIFT * share:
+        if rule["min_train_accuracy"] < LIFT * share:
             return (f"the correct runs' {pname} answer too few of their training questions: a bar of "
-                    f"{rule['min_train_accuracy']:.3f} is below {grader_learned.LIFT} x the constant answer's "
+                    f"{rule['min_train_accuracy']:.3f} is below {LIFT} x the constant answer's "
                     f"{share:.3f}, so it cannot tell learning from a constant; look at the runs before calibrating")
     return None
 

@@ -343,8 +343,8 @@ def run(args):
             grading_data = Path(work) / "data"
             shutil.copytree(data_dir, grading_data, symlinks=True)
         test_ids, limits = list_tests(SRC, args.tests)
-        cfg = {"grader_files": GRADING_FILES, "data_dir": grading_data, "solution_dir": solution,
-               "timeout_scale": args.timeout_scale, "tests": args.tests,
+        cfg = {"grader_files": graderUtil.grading_paths(GRADING_FILES), "data_dir": grading_data,
+               "solution_dir": solution, "timeout_scale": args.timeout_scale, "tests": args.tests,
                # the grader enforces each test's limit; this only guards against a grader that never ends
                "outer_timeout": (limits + 20 * len(test_ids)) * args.timeout_scale + 180,
                "required": [n for n in code_files() if n not in OPTIONAL_CODE] + PREDICTION_FILES + PARAMS_FILES}

@@ -185,7 +185,7 @@ def grading_files(root=ROOT):
     """What the bundle's grading copy needs in src/: the grader's one list (grader.GRADING_FILES) and the module
     autograder_run.py takes the submitted files with.  Asked of that checkout's own grader, in a process of its
     own (importing it here would mix its modules with any other checkout's)."""
-    ask = "import json, grader; print(json.dumps(grader.GRADING_FILES))"
+    ask = "import json, grader, graderUtil; print(json.dumps(graderUtil.grading_paths(grader.GRADING_FILES)))"
     out = subprocess.run([sys.executable, "-c", ask], cwd=root / "src", capture_output=True, text=True, check=True)
     return json.loads(out.stdout.splitlines()[-1]) + ["kit/upload.py"]
 

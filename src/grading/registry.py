@@ -12,9 +12,21 @@ GRADER_SCRIPT = SRC / "grader.py"  # the workers run it: it registers the tests,
 # --help text (grader.py's docstring), the student modules each student module imports (importing them
 # first, one by one, tells which file is broken or hangs), the held-out files whose presence makes the tests
 # that need "answers" run, and the data file whose SHA-256 picks the row of accuracy thresholds.
-# The files of a grading copy (grader.py's GRADING_FILES): a worker imports the Python modules among them
-# before it drops its privileges.
+# The files of a grading copy (grader.py's GRADING_FILES, packages and files): a worker imports the Python modules
+# among them before it drops its privileges.
 settings = SimpleNamespace(description=None, student_deps={}, held_out=(), dataset_file=None, grading_files=())
+
+
+def grading_paths(entries, src=SRC):
+    """The files that grading_files entries name, relative to src/: a file as itself, a package ("grading/") as
+    every .py file in it, its __init__.py included, so that a module added to a package needs no new entry."""
+    paths = []
+    for entry in entries:
+        if entry.endswith("/"):
+            paths += sorted(p.relative_to(src).as_posix() for p in (Path(src) / entry).glob("*.py"))
+        else:
+            paths.append(entry)
+    return paths
 
 
 def configure(description=None, student_deps=None, held_out=None, dataset_file=None, grading_files=None):

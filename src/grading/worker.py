@@ -16,7 +16,7 @@ from grading import cgroups
 from grading.cleanup import leave_session_keyring
 from grading.context import Capture, Context, describe, seed_everything, where
 from grading.protocol import MESSAGE_CHARS
-from grading.registry import GRADER_SCRIPT, REGISTRY, SRC, Fail, Mismatch, settings
+from grading.registry import GRADER_SCRIPT, REGISTRY, SRC, Fail, Mismatch, grading_paths, settings
 from grading.users import permitted, readable_by
 
 
@@ -154,9 +154,9 @@ def drop_privileges(cfg, keep_fd):
 
     join_grading(cfg)
 
-    # The grader's own modules (grader_written.py, grading/runner.py, ...): from here on, the grader's folder is
+    # The grader's own modules (checks/written.py, grading/runner.py, ...): from here on, the grader's folder is
     # out of reach.  The script itself runs as __main__.
-    for name in settings.grading_files:
+    for name in grading_paths(settings.grading_files):
         module = Path(name).with_suffix("").as_posix().replace("/", ".").removesuffix(".__init__")
         if name.endswith(".py") and module != GRADER_SCRIPT.stem and module not in sys.modules:
             try:

@@ -1,4 +1,4 @@
-"""Record and replay: how the written part's checks (grader_written.py) run twice, and only the second run decides.
+"""Record and replay: how the written part's checks (checks/written.py) run twice, and only the second run decides.
 
 Beside the student's code a check runs on a Recorder, which calls the student's functions and keeps what each
 returned, as data; in the judge, which never imports student code, the same check runs on a Replay of that data.

@@ -9,11 +9,11 @@ it is the right answer.
 Why not the student's own forward, as before: the student's code could look at the answer it was asked to
 check (a forward that peeks one token ahead passes any file).  Here the model is the grader's: the parameter
 names and the structure come from the reference's code (the given GPT and Block are the same for everyone), and
-the forward pass is written out with plain tensor operations (grader_decoder.py), so that it can keep a
+the forward pass is written out with plain tensor operations (checks/decoder.py), so that it can keep a
 key/value cache (seconds instead of minutes on one core) and compute each reading of the perceiver's blocks
 that the grader accepts.
 
-The params are read as the course's model by grader_params.py: outside the perceiver's blocks by the given
+The params are read as the course's model by checks/params.py: outside the perceiver's blocks by the given
 code's names, the student's own blocks in every reading of the handout's block that the grader accepts.  The
 judge keeps the reading whose answers agree best with the file (`choose_pair`).  That choice is sound: each
 reading is a correct perceiver as the handout describes it, so whichever one the params were trained in is a
@@ -22,15 +22,15 @@ course's model.
 
 Answers that the params give are not yet answers of a model that learned: params written by hand can answer one
 frequent place to every question.  A file that clears its bar is therefore also asked whether its params learned
-their task (grader_learned.py, by the thresholds row's "learned" rules).
+their task (checks/learned.py, by the thresholds row's "learned" rules).
 """
 
 from pathlib import Path
 
 from kit import course
-import grader_learned
-from grader_decoder import agreement_score, greedy_answers
-from grader_params import course_vocab, fit, load_params, reference_model, weights
+from checks import learned
+from checks.decoder import agreement_score, greedy_answers
+from checks.params import course_vocab, fit, load_params, reference_model, weights
 from graderUtil import Fail, count_lines, read_prediction_lines, read_tsv_rows
 
 # Lines of a file that may disagree with its params before the file earns nothing.  A model trained and
@@ -90,7 +90,7 @@ def choose_pair(fitted, questions, answers, stoi):
 
 def params_agreement(ctx, fname, params_name, variant, target, questions, predictions):
     """For each line of the prediction file (stripped): does the submitted params' greedy answer say the same?
-    Returns those verdicts and the reading of the params that gave them ((fitted, pair), see grader_params).
+    Returns those verdicts and the reading of the params that gave them ((fitted, pair), see checks.params).
     A Fail when the params cannot be found, loaded or fitted, or when more lines disagree than the slack."""
     path = next((d / params_name for d in (ctx.predictions_dir, ctx.submission_dir) if (d / params_name).is_file()),
                 None)
@@ -127,7 +127,7 @@ def params_agreement(ctx, fname, params_name, variant, target, questions, predic
 
 
 def learning_check(ctx, params_name, reading, target):
-    """(problem, facts) of grader_learned.check for the params in the reading that gave the file, by the rule of
+    """(problem, facts) of learned.check for the params in the reading that gave the file, by the rule of
     the thresholds row's "learned" section for params_name; (None, []) where it has none.  Computed once per
     params file and reading: a dev and a test file share it."""
     rule = ctx.thresholds.get("learned", {}).get(params_name)
@@ -136,7 +136,7 @@ def learning_check(ctx, params_name, reading, target):
     fitted, pair = reading
     key = ("learned", params_name, pair)
     if key not in ctx.cache:
-        ctx.cache[key] = grader_learned.check(weights(fitted, *pair), rule, params_name, target,
+        ctx.cache[key] = learned.check(weights(fitted, *pair), rule, params_name, target,
                                               ctx.cache["course_vocab"], ctx.data_path(course.DATA_FILES["train"]),
                                               ctx.data_path(course.DATA_FILES["corpus"]))
     return ctx.cache[key]
@@ -252,7 +252,7 @@ def file_judge(fname, gold_files):
             needs.append(f"at least {100 * min_accuracy:g}%")
         if correct < min_correct or correct < min_accuracy * total - 1e-9:
             raise Fail(f"{fname}: {score}; needs {' and '.join(needs)} (thresholds '{ctx.threshold_row}')")
-        # enough right answers: now, are they a model's that learned its task, or a constant's (grader_learned.py)
+        # enough right answers: now, are they a model's that learned its task, or a constant's (checks/learned.py)
         problem, facts = learning_check(ctx, PARAMS_FOR[fname][0], reading, PARAMS_FOR[fname][2])
         if problem:
             raise Fail(f"{fname} earns no accuracy points ({score}): {problem}")

@@ -1,6 +1,6 @@
 """The submitted params file read as the course's model: which tensor plays which role (no student code runs).
 
-A prediction test's judge (grader_predictions.py) decodes the questions with the params that go with a prediction
+A prediction test's judge (checks/predictions.py) decodes the questions with the params that go with a prediction
 file.  This module loads that file and maps it onto the course's model.  Outside the perceiver's blocks the names
 are the given code's (GPT, Block and CausalSelfAttention are the same for everyone), taken from the reference's
 model of the course configuration (`reference_model`).
@@ -9,9 +9,9 @@ The perceiver's blocks are the student's own classes, so their parameter names a
 mapped onto the roles of the handout's block (basis C, attention layer norm(s), query/key/value/output
 projections, MLP layer norm, the MLP's two layers) by shape, by name where the names say it (the given Block's
 ln1/ln2, attention's key/query/value/proj, or q/k/v/out-like names) and by registration order otherwise, and every
-reading the grader accepts (grader_perceiver.READINGS: the layer norm on the query, the keys/values or both,
+reading the grader accepts (perceiver.READINGS: the layer norm on the query, the keys/values or both,
 the residual from the query, from its normalised form or none; a third LayerNorm for the query) is a candidate
-(`fit`).  grader_predictions.choose_pair keeps the candidate whose answers agree best with the file.
+(`fit`).  predictions.choose_pair keeps the candidate whose answers agree best with the file.
 
 A self-check ties this reading to the reference's code: on a random model of the course's size, one of its
 readings must give the reference model's logits (`_self_check`).
@@ -21,8 +21,8 @@ import re
 from pathlib import Path
 
 from kit import course
-from grader_decoder import logits
-from grader_perceiver import READINGS
+from checks.decoder import logits
+from checks.perceiver import READINGS
 from graderUtil import Fail
 
 PAD, MASK = course.PAD_CHAR, course.MASK_CHAR
@@ -59,7 +59,7 @@ def load_params(path, params_name):
 # A model's weights as the forward pass below uses them: {"tok", "pos", "ln_f", "head", "blocks": [block],
 # "down", "up"}; a block {"ln1", "attn": {"q", "k", "v", "o"}, "ln2", "fc1", "fc2"} (a layer: (weight, bias));
 # a perceiver block {"C" (down only), "ln_q", "ln_kv" (a layer or None), "res" ("query", "normalised query" or
-# "none": where the residual around the cross-attention starts, grader_perceiver.READINGS), "attn",
+# "none": where the residual around the cross-attention starts, perceiver.READINGS), "attn",
 # "ln2", "fc1", "fc2"}.
 
 

@@ -1,7 +1,7 @@
 """Whether the params behind a prediction file are a model that learned its task, decided in the judge: no student
 code runs here.
 
-A prediction file earns accuracy points only with the params that produced it (grader_predictions.py).  That alone
+A prediction file earns accuracy points only with the params that produced it (checks/predictions.py).  That alone
 does not show learning: params written by hand, whose greedy answer is one frequent place for every question,
 produce their own file, and a constant answer scores what the most common place scores (about 5 % of the
 questions: above the perceiver's bar and 1d's "at least 1 correct").  So the params must also show that they
@@ -16,7 +16,7 @@ set from correct runs by the instructor's experiment tool, which calibrates the 
   corpus: it predicts the next character of wiki.txt's lines with a loss far below the unigram entropy of those
   characters, the least loss of any model that ignores what came before (`corpus_record`).
 
-Both are computed on fixed samples of the data files with the judge's own forward pass (grader_decoder.logits,
+Both are computed on fixed samples of the data files with the judge's own forward pass (decoder.logits,
 teacher-forced: one pass, no decoding), so a params file gets the same numbers in every grading.
 """
 
@@ -25,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 
 from kit import course
-from grader_decoder import logits
+from checks.decoder import logits
 from graderUtil import read_tsv_rows
 
 MASK = course.MASK_CHAR

@@ -1,6 +1,6 @@
 """The perceiver's blocks (part g) run on inputs a test chooses, and what a judge reads from their outputs.
 
-grader.py's part (g) tests lean on this, and so do the perceiver cases of finetune (grader_training.py).  The
+grader.py's part (g) tests lean on this, and so do the perceiver cases of finetune (checks/training.py).  The
 blocks are found and checked by what they compute, never by their attributes' names: the basis C is the one
 parameter of its shape (find_basis), a model's blocks are recognised by their class (perceiver_runs).
 
@@ -11,14 +11,14 @@ parameter of its shape (find_basis), a model's blocks are recognised by their cl
 - In the judge, which never imports student code and alone decides the verdict: reading the reported outputs
   (tensors, changed_rows, check_down_batch, check_basis, check_perceiver_models, check_causal_perceiver).
 - perceiver_config and find_basis serve both sides: the judge builds the reference's block from the one and
-  finds its basis with the other (grader_same_weights.py).
+  finds its basis with the other (checks/same_weights.py).
 """
 
 from graderUtil import Fail, call
 
 # The readings of a perceiver block's attention sub-layer that the handout and the course's hints allow, in one
-# place for the two judges that follow them: grader_same_weights.block_readings computes each from the
-# reference's layers, grader_params maps a submitted params file onto each.  A reading is (layer norm on the
+# place for the two judges that follow them: same_weights.block_readings computes each from the
+# reference's layers, checks.params maps a submitted params file onto each.  A reading is (layer norm on the
 # query, layer norm on the keys/values, where the residual around the cross-attention starts).  The course's
 # hints put the layer norm on C (down block) and on y (up block); a copy of Block puts it on the attention's
 # input (the keys/values of the down block, the query of the up block); so either or both.  The residual may

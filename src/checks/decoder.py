@@ -1,11 +1,11 @@
 """The course's model written out for the judge: its forward pass in plain tensor operations, with a key/value
-cache, and the course's greedy answer decoded from it (grader_predictions.py checks prediction files with it).
+cache, and the course's greedy answer decoded from it (checks/predictions.py checks prediction files with it).
 
 No student code runs here, and none of the student's modules is imported: the parameters come as a dict of
-tensors whose roles grader_params.fit has found (`weights`), and every layer of the given GPT and of the
+tensors whose roles params.fit has found (`weights`), and every layer of the given GPT and of the
 handout's perceiver blocks is a few lines below.  Why not decoding.py, which runs the student's model fast:
 a judge must never import the student's modules, and this forward computes every reading of the perceiver's
-blocks that the grader accepts from one set of parameters.  A self-check in grader_params ties it to the
+blocks that the grader accepts from one set of parameters.  A self-check in checks.params ties it to the
 reference's code.
 """
 

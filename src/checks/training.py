@@ -9,7 +9,7 @@ test writes out (judge_training, finetune_judge; check_vanilla_model and check_t
 """
 
 from graderUtil import Fail, call, count_lines
-from grader_perceiver import require_blocks
+from checks.perceiver import require_blocks
 
 
 class AnyWorkers:
