@@ -1,6 +1,6 @@
-"""tools/bench.py compares the project's path with a course-style one (tools/bench_course.py); its course-style
-datasets must give exactly the project's examples (same spec, same random draws), or the comparison would not be
-like for like.  The benchmark itself runs outside CI (python tools/bench.py)."""
+"""tools/bench/bench.py compares the project's path with a course-style one (tools/bench/bench_course.py); its
+course-style datasets must give exactly the project's examples (same spec, same random draws), or the comparison
+would not be like for like.  The benchmark itself runs outside CI (python tools/bench/bench.py)."""
 
 import random
 from pathlib import Path
@@ -69,7 +69,7 @@ def test_course_style_loop_trains_the_trainers_math(world):
 
 
 def test_the_script_runs_its_parts_from_the_modules_beside_it():
-    """tools/bench.py is the script; its parts live in modules beside it (issue 32).  Importing it imports them
+    """tools/bench/bench.py is the script; its parts live in modules beside it (issue 32).  Importing it imports them
     all, and part (e)'s fresh processes run bench.py itself, with its hidden --memory-child."""
     import bench
     import bench_memory

@@ -310,7 +310,8 @@ def test_the_conda_environment_is_at_both_paths_and_pins_the_requirements(starte
 
 def test_nothing_in_the_starter_reads_or_rebuilds_the_held_out_answers(starter):
     names = {p.relative_to(starter).as_posix() for p in starter.rglob("*") if p.is_file()}
-    assert not {"src/data/generate.py", "src/data/measure.py", "src/data/world_lists.py"} & names
+    assert not {"tools/data/generate.py", "tools/data/measure.py", "tools/data/world_lists.py"} & names
+    assert not any(name.startswith("tools/") for name in names)
     for rel in names:
         if rel.endswith(".py") and rel not in ("src/grader.py", "src/graderUtil.py"):  # the grader grades the hidden tests with them
             assert "birth_test.tsv" not in (starter / rel).read_text(encoding="utf-8"), rel
@@ -670,16 +671,17 @@ def test_starter_grader_runs_to_the_summary(starter):
 
 
 def test_src_is_put_on_sys_path_in_one_place():
-    """tools/srcpath.py is the one module that edits sys.path (issue 32): the tools import it; src/'s scripts and
-    the tests need none (Python puts a script's folder first; pytest.ini's pythonpath).  The one other place is
+    """tools/srcpath.py is the one module that puts src/ on sys.path (issue 32): the tools import it; src/'s scripts
+    and the tests need none (Python puts a script's folder first; pytest.ini's pythonpath).  The other places:
     the student's dataset.py, whose `python dataset.py charcorruption` (the handout's command, run in
-    src/submission/) prints examples with src/examples.py."""
+    src/submission/) prints examples with src/examples.py, and tools/bench/bench.py, a script one folder below
+    tools/, which puts tools/ there to find srcpath.py."""
     tracked = subprocess.run(["git", "ls-files", "*.py"], cwd=ROOT, capture_output=True, text=True,
                              check=True).stdout.split()
     editing = sorted(name for name in tracked
                      if re.search(r"sys\.path(\.insert|\.append|\[:0\]| *\+?= )",
                                   (ROOT / name).read_text(encoding="utf-8")))
-    assert editing == ["src/submission/dataset.py", "tools/srcpath.py"]
+    assert editing == ["src/submission/dataset.py", "tools/bench/bench.py", "tools/srcpath.py"]
 
 
 # The scripts of src/ that people run (README, "Who reads what in src/"); every other module there is internal.

@@ -1,4 +1,4 @@
-"""tools/bench.py's part (e): the peak memory of one training step, each measured in a fresh process, which
+"""tools/bench/bench.py's part (e): the peak memory of one training step, each measured in a fresh process, which
 is bench.py itself run with its hidden --memory-child option (main hands it to memory_child).
 
 Imported by bench.py after it has put src/ on sys.path (tools/srcpath.py).

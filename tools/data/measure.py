@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Measure a birth-place data set (ours or the course's) the same way.
 
-    python src/data/measure.py                       # our files in src/data/
-    python src/data/measure.py DIR [DIR ...]         # any folders with the five files
-    python src/data/measure.py --markdown src/data ../shared/course-data
+    python tools/data/measure.py                     # our files in src/data/
+    python tools/data/measure.py DIR [DIR ...]       # any folders with the five files
+    python tools/data/measure.py --markdown src/data ../shared/course-data
 
 Definitions (all computed identically for every folder):
   answer_in_line      share of dev people whose answer occurs in their own wiki line
@@ -147,7 +147,7 @@ def table(columns: list[tuple[str, dict]]) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Measure birth-place data sets.")
     ap.add_argument("folders", nargs="*", type=Path,
-                    default=[Path(__file__).resolve().parent])
+                    default=[Path(__file__).resolve().parents[2] / "src" / "data"])
     ap.add_argument("--markdown", action="store_true", help="print one markdown table")
     args = ap.parse_args(argv)
     cols = [(str(f), measure(load(f))) for f in args.folders]

@@ -1,4 +1,4 @@
-"""The course-style baselines tools/bench.py measures the project against: datasets that look up every
+"""The course-style baselines tools/bench/bench.py measures the project against: datasets that look up every
 character in a dictionary on each access (the same examples as the project's), and the course's training loop
 (CourseStyleTrainer).  tests/test_bench.py checks that they give the project's examples and parameters.
 

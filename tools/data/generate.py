@@ -11,9 +11,9 @@ writes data of the same shape from our own word lists (world_lists.py):
     birth_test_inputs.tsv    "Where was <Full Name> born?" (questions only)
 
 Usage:
-    python src/data/generate.py                      # course-sized world into src/data/
-    python src/data/generate.py --people 600 --out /tmp/w
-    python src/data/generate.py --style demo          # writes src/data/demo/
+    python tools/data/generate.py                    # course-sized world into src/data/
+    python tools/data/generate.py --people 600 --out /tmp/w
+    python tools/data/generate.py --style demo        # writes src/data/demo/
 
 Determinism: the output depends only on (style, people, seed, splits) and on
 the committed word lists. Randomness comes from random.Random(seed).random()
@@ -38,6 +38,7 @@ import world_lists as W  # beside this file: first on sys.path when it runs as a
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
+DATA_DIR = REPO_ROOT / "src" / "data"  # what it writes (this instructor-only script lives in tools/data/)
 
 DEFAULT_SEED = 224
 COURSE_SPLITS = (2000, 500, 437)          # the course's train / dev / test sizes
@@ -812,7 +813,7 @@ def main(argv=None) -> int:
         splits = tuple(int(x) for x in args.splits.split(","))
         if len(splits) != 3:
             ap.error("--splits needs three numbers")
-    out = args.out or (HERE if args.style == "course" else HERE / "demo")
+    out = args.out or (DATA_DIR if args.style == "course" else DATA_DIR / "demo")
     files = generate(args.people, args.seed, args.style, splits)
     write_world(files, out)
     counts = {k: v.count("\n") for k, v in files.items()}

@@ -1,4 +1,4 @@
-"""tools/bench.py's training parts: (a) training tokens/s, course-style against the default path, and the
+"""tools/bench/bench.py's training parts: (a) training tokens/s, course-style against the default path, and the
 default path with each attention implementation; (c) dataset samples/s; (d) a short run's final losses in the
 default precision against fp32.
 

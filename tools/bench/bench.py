@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Side-by-side speed benchmark: a course-style path against this project's default path.
 
-    python tools/bench.py            # the full run: under 10 minutes on 2 CPU cores
-    python tools/bench.py --quick    # a shrunken smoke run (about a minute); its numbers are rough
+    python tools/bench/bench.py            # the full run: under 10 minutes on 2 CPU cores
+    python tools/bench/bench.py --quick    # a shrunken smoke run (about a minute); its numbers are rough
 
 Everything runs in one process, one measurement after the other, with the same thread count.  A
 training path is timed over consecutive steps after a warm-up step, and its fastest step counts (the
@@ -48,8 +48,12 @@ from pathlib import Path
 # the course's loaders use 4 workers whatever the core count; that is what is being measured
 warnings.filterwarnings("ignore", message="This DataLoader will create")
 
-import srcpath
-from srcpath import ROOT
+TOOLS = str(Path(__file__).resolve().parents[1])
+if TOOLS not in sys.path:  # Python puts only this script's folder (tools/bench/) first; srcpath.py is in tools/
+    sys.path.insert(0, TOOLS)
+
+import srcpath  # noqa: E402
+from srcpath import ROOT  # noqa: E402
 
 srcpath.use()
 
@@ -158,7 +162,7 @@ def main():
 
     device = pick_device(args.device)
     start = time.time()
-    print("# tools/bench.py" + (" --quick" if q else ""))
+    print("# tools/bench/bench.py" + (" --quick" if q else ""))
     for line in machine_lines(device):
         print(line)
     data_dir, data_label = find_data(args.data)

@@ -1,4 +1,4 @@
-"""tools/bench.py's part (b): evaluation questions/s, decoding one question at a time against the batched
+"""tools/bench/bench.py's part (b): evaluation questions/s, decoding one question at a time against the batched
 decoding, and the perceiver written three ways (the reference, a renamed basis, a block that takes only its
 whole basis).
 
