@@ -8,7 +8,7 @@ from grading.points import (count_lines, load_points, normalized_sha256, predict
                             read_tsv_rows, select_thresholds)
 from grading.process import Worker
 from grading.protocol import REPORT_BYTES, REPORT_MEMBERS, report_problem
-from grading.registry import REGISTRY, Fail, Mismatch, Spec, configure, grader_judge, grader_test, grading_paths
+from grading.registry import REGISTRY, Fail, Mismatch, Spec, configure, grader_test, grading_paths
 from grading.report import PENDING_MESSAGE
 from grading.runner import Runner
 from grading.sandbox import reclaim
@@ -18,7 +18,7 @@ from grading.worker import WORKER_PROCESSES
 
 __all__ = ["Context", "Fail", "Mismatch", "PENDING_MESSAGE", "REGISTRY", "REPORT_BYTES", "REPORT_MEMBERS", "Runner",
            "SHARED_FOLDERS", "Spec", "WORKER_PROCESSES", "WORKER_UIDS", "Worker", "call", "configure", "count_lines",
-           "grader_judge", "grader_test", "grading_paths", "kill_user_processes", "load_points", "main",
+           "grader_test", "grading_paths", "kill_user_processes", "load_points", "main",
            "normalized_sha256", "prediction_lines", "privileged", "read_prediction_lines", "read_tsv_rows",
            "readable_by", "reclaim", "remove_folder", "remove_user_files", "report_problem", "seed_everything",
            "select_thresholds", "unused_uids", "user_pids"]

@@ -1,11 +1,10 @@
 """The examples of the student's CharCorruptionDataset (part e), as data, and how a judge reads them.
 
 grader.py's part (e) tests lean on this.  Beside the student's code, a test only draws examples from the
-student's dataset and reports them as data (observe, observe_whole); the judge, which never imports student code
-and alone decides the verdict, decodes them (Examples, whole_parts) and checks them (the check_* functions, one a
-test, given the numbers the test drew with).  Where a draw cannot even be turned into data (not a pair of
-LongTensors, a length the model cannot take) the student's side fails it at once: failing early can only cost the
-student, never earn a point.  Below, the bounds on a false failure of each number the part (e) judges check.
+student's dataset and reports them as data (observe_examples, observe_whole_line); the judge decodes them
+(Examples, whole_parts) and checks them (the check_* functions, one a test, given the numbers the test drew
+with).  Where a draw cannot even be turned into data (not a pair of LongTensors, a length the model cannot take)
+the student's side fails it at once: failing early can only cost the student, never earn a point.  Below, the bounds on a false failure of each number the part (e) judges check.
 """
 
 from kit import course
@@ -115,13 +114,13 @@ def _pack(rows):
     return torch.tensor(rows, dtype=torch.uint8 if all(max(r, default=0) < 256 for r in rows) else torch.long)
 
 
-def observe(ctx, ds, idxs):
+def observe_examples(ctx, ds, idxs):
     """Beside the student's code: ds[idx] for each idx in turn, as data for the judge."""
     xs, ys = zip(*(_example(ctx, ds, idx) for idx in idxs))
     return dict(_vocabulary(ds), idx=list(idxs), x=_pack(xs), y=_pack(ys))
 
 
-def observe_whole(ctx, ds, line, want=1000, cap=50000):
+def observe_whole_line(ctx, ds, line, want=1000, cap=50000):
     """Beside the student's code: draws of `line` (ds[0]) that kept it whole (truncated length len(line)), at
     least `want` of them, drawing up to `cap` times (a truncation drawn from 4..min(len(line), L) keeps a line of
     40 characters whole in only 1 of 37 draws).  The filter is the judge's own parse; the judge parses again."""
@@ -200,14 +199,14 @@ def whole_parts(report, line):
     return found
 
 
-# -- the judges of part (e): each reads what its test reported; grader.py gives the numbers ----------------
+# -- the checks of part (e): each reads what its test reported; grader.py gives the numbers ----------------
 
 
 def _no_examples():
     return Fail("the test reported no examples of the dataset to check")
 
 
-def check_vocabulary(report, block, lines):
+def check_vocabulary(ctx, report, block, lines):
     """1e-0: PAD_CHAR id 0, MASK_CHAR id 1, then the distinct characters of `lines`, sorted; one example a line
     (Examples has checked each is a pair of LongTensors of length block - 1 or block)."""
     seen = Examples(report, block)
@@ -221,7 +220,7 @@ def check_vocabulary(report, block, lines):
         raise _no_examples()
 
 
-def check_truncation(report, draws_by_block):
+def check_truncation(ctx, report, draws_by_block):
     """1e-1: over draws_by_block[block] examples of a long line, every truncated length of 4..int(block*3/4)
     occurs and none lies outside 4..int(block*7/8)."""
     for block, draws in draws_by_block.items():
@@ -239,7 +238,7 @@ def check_truncation(report, draws_by_block):
                        f"{missing[:8]}{'...' if len(missing) > 8 else ''}: draw it uniformly from 4..{top}")
 
 
-def check_rearrangement(report, lines, draws, whole_line):
+def check_rearrangement(ctx, report, lines, draws, whole_line):
     """1e-2: each of `draws` examples (line k % len(lines)) reads prefix MASK suffix MASK masked (MASK) then
     PADs, and prefix + masked + suffix is the line's beginning; on the draws that keep `whole_line` whole the
     masked span does not always start at the same place."""
@@ -254,7 +253,7 @@ def check_rearrangement(report, lines, draws, whole_line):
                    "must be random")
 
 
-def check_padding(report, blocks, draws):
+def check_padding(ctx, report, blocks, draws):
     """1e-3: for each block size, PAD_CHARs fill each of `draws` examples up to block_size and appear nowhere
     else."""
     for block in blocks:
@@ -271,7 +270,7 @@ def check_padding(report, blocks, draws):
                            f"line plus the MASK_CHARs; got {len(body)} characters with block_size {block}")
 
 
-def check_shift(report, draws):
+def check_shift(ctx, report, draws):
     """1e-4: in each of `draws` examples y is x shifted by one, and its last target is a PAD_CHAR."""
     seen = Examples(report, 128)
     if len(seen) != draws:
@@ -286,7 +285,7 @@ def check_shift(report, draws):
                        "character (a PAD_CHAR)")
 
 
-def check_random(report, lines, repeats):
+def check_random(ctx, report, lines, repeats):
     """1e-6: `repeats` draws of each of `lines` lines, in turn, are not all the same example."""
     seen = Examples(report, 128)
     if seen.idx != [idx for idx in range(lines) for _ in range(repeats)]:
@@ -297,7 +296,7 @@ def check_random(report, lines, repeats):
                        "each time; the truncation and the masked span must be drawn at random on every call")
 
 
-def check_masked_lengths(report, line, whole_line, draws):
+def check_masked_lengths(ctx, report, line, whole_line, draws):
     """The judge of the masked span's length (1e-5-basic): about 1/4 of the truncated length on average over
     `draws` examples of a long `line`, random at every truncated length, and on draws that keep `whole_line` (40
     characters) whole, both shorter and longer than 1/4.  Its false-failure bounds are at the top of this file."""

@@ -5,11 +5,9 @@ blocks are found and checked by what they compute, never by their attributes' na
 parameter of its shape (find_basis), a model's blocks are recognised by their class (perceiver_runs).
 
 - Beside the student's code: building and running the blocks and models (build_block, perceiver_model, run_down,
-  run_up, changes, perceiver_runs) and what a test reports of them (observe_down_shapes, observe_basis,
-  observe_perceiver_models, observe_causal_perceiver), failing at once where an output is no tensor of the
-  expected shape (require_tensor), which can only cost the student.
-- In the judge, which never imports student code and alone decides the verdict: reading the reported outputs
-  (tensors, changed_rows, check_down_batch, check_basis, check_perceiver_models, check_causal_perceiver).
+  run_up, changes, perceiver_runs) and what a test reports of them (the observe_* functions), failing at once
+  where an output is no tensor of the expected shape (require_tensor), which can only cost the student.
+- In the judge: reading the reported outputs (tensors, changed_rows and the check_* functions).
 - perceiver_config and find_basis serve both sides: the judge builds the reference's block from the one and
   finds its basis with the other (checks/same_weights.py).
 """
@@ -38,11 +36,10 @@ def gpt_config(model_module, n_layer=3, n_head=4, n_embd=32, block=64):
                                   resid_pdrop=0.0, attn_pdrop=0.0)
 
 
-def perceiver_config(ctx, package="student", m=8, n_embd=32, block=64, n_head=4):
-    """The GPTConfig of a perceiver with bottleneck_dim m and no dropout, from the student's model.py or (package
-    "solution") the reference's."""
-    mod = ctx.student("model") if package == "student" else ctx.solution("model")
-    cfg = gpt_config(mod, n_head=n_head, n_embd=n_embd, block=block)
+def perceiver_config(model_module, m=8, n_embd=32, block=64, n_head=4):
+    """The GPTConfig of a perceiver with bottleneck_dim m and no dropout, from the student's model.py (beside
+    the student's code) or the reference's (in the judge)."""
+    cfg = gpt_config(model_module, n_head=n_head, n_embd=n_embd, block=block)
     cfg.perceiver, cfg.bottleneck_dim = True, m
     return cfg
 
@@ -175,7 +172,7 @@ def observe_down_shapes(ctx, cases, shapes):
 
     reported = []
     for m, n_embd, n_head in cases:
-        block = build_block(ctx, "DownProjectBlock", perceiver_config(ctx, m=m, n_embd=n_embd, n_head=n_head))
+        block = build_block(ctx, "DownProjectBlock", perceiver_config(ctx.student("model"), m, n_embd, n_head=n_head))
         with torch.no_grad():
             for b, t in tuple(shapes) + ((2, m + 1),):
                 run_down(ctx, block, torch.randn(b, max(t, m), n_embd), m)
@@ -184,7 +181,7 @@ def observe_down_shapes(ctx, cases, shapes):
     return reported
 
 
-def check_down_batch(report, cases):
+def check_down_batch(ctx, report, cases):
     """The judge of observe_down_shapes: a sequence's bottleneck is the same alone and within a batch."""
     import torch
 
@@ -196,6 +193,79 @@ def check_down_batch(report, cases):
             raise Fail("DownProjectBlock: a sequence's bottleneck depends on the other sequences of the batch")
 
 
+def observe_down_causal(ctx, positions):
+    """Beside the student's code: a DownProjectBlock (m = 8, n_embd 32) on a batch of 2 sequences of 20 and on
+    the same batch with input row t changed, for each t of `positions` (check_down_causal decides)."""
+    import torch
+
+    block = build_block(ctx, "DownProjectBlock", perceiver_config(ctx.student("model")))
+    with torch.no_grad():
+        return changes(ctx, lambda x: run_down(ctx, block, x, 8), [torch.randn(2, 20, 32)], positions, 0)
+
+
+def _causal_and_used(report, positions, shape, moved_earlier, left_alone):
+    """For each position p that changes reported: the output rows before p stayed as they were (else the message
+    moved_earlier(p, those rows)), and row p changed (else left_alone(p)): a causal block that uses its input."""
+    for p, changed in zip(positions, changed_rows(report, positions, shape)):
+        if any(changed[:p]):
+            raise Fail(moved_earlier(p, [r for r in range(p) if changed[r]]))
+        if not changed[p]:
+            raise Fail(left_alone(p))
+
+
+def check_down_causal(ctx, report, positions):
+    """Changing input position t leaves bottleneck rows j < t as they were and changes row t."""
+    _causal_and_used(report, positions, (2, 8, 32),
+                     lambda t, rows: f"DownProjectBlock is not causal: changing input position {t} changed bottleneck "
+                                     f"rows {rows}; row j may only depend on inputs 0..j",
+                     lambda t: f"DownProjectBlock: changing input position {t} did not change bottleneck row {t} "
+                               "(the bottleneck must attend to the input)")
+
+
+def observe_up_queries(ctx, shapes, positions):
+    """Beside the student's code: an UpProjectBlock (m = 8, n_embd 32) run on a bottleneck y and an input x of
+    each (B, T) of `shapes` (run_up fails at once on an output of another shape than x's), then on a batch of 2
+    sequences of 20 and on the same batch with x's row t changed, for each t of `positions`."""
+    import torch
+
+    block = build_block(ctx, "UpProjectBlock", perceiver_config(ctx.student("model")))
+    with torch.no_grad():
+        for b, t in shapes:
+            run_up(ctx, block, torch.randn(b, 8, 32), torch.randn(b, t, 32))
+        base = [torch.randn(2, 8, 32), torch.randn(2, 20, 32)]
+        return changes(ctx, lambda y, x: run_up(ctx, block, y, x), base, positions, 1)
+
+
+def check_up_queries(ctx, report, positions):
+    """Output row t depends on x only through x[t] (x is the query: each position asks the bottleneck for
+    itself)."""
+    for t, changed in zip(positions, changed_rows(report, positions, (2, 20, 32))):
+        if not changed[t] or any(changed[:t] + changed[t + 1:]):
+            raise Fail(f"UpProjectBlock: changing x at position {t} changed output rows "
+                       f"{[i for i, c in enumerate(changed) if c]}; row t must depend on x at position t only "
+                       "(x gives the queries; the bottleneck y gives keys and values)")
+
+
+def observe_up_causal(ctx, positions):
+    """Beside the student's code: an UpProjectBlock (m = 8, n_embd 32) on a bottleneck of 2 x 8 rows and an
+    input of 2 x 20, and on the same with bottleneck row j changed, for each j of `positions`."""
+    import torch
+
+    block = build_block(ctx, "UpProjectBlock", perceiver_config(ctx.student("model")))
+    with torch.no_grad():
+        base = [torch.randn(2, 8, 32), torch.randn(2, 20, 32)]
+        return changes(ctx, lambda y, x: run_up(ctx, block, y, x), base, positions, 0)
+
+
+def check_up_causal(ctx, report, positions):
+    """Changing bottleneck row j leaves output rows t < j as they were and changes row j."""
+    _causal_and_used(report, positions, (2, 20, 32),
+                     lambda j, rows: f"UpProjectBlock is not causal: changing bottleneck row {j} changed output rows "
+                                     f"{rows}; row t may only use bottleneck rows 0..t",
+                     lambda j: f"UpProjectBlock ignores the bottleneck: changing its row {j} did not change output "
+                               f"row {j}")
+
+
 def observe_basis(ctx, sizes):
     """Beside the student's code: for each (m, n_embd, n_head), a down block's basis C (is it learnable, its
     values) and the block's output before and after C changes (check_basis decides)."""
@@ -203,7 +273,8 @@ def observe_basis(ctx, sizes):
 
     cases = []
     for m, n_embd, n_head in sizes:
-        block = build_block(ctx, "DownProjectBlock", perceiver_config(ctx, m=m, n_embd=n_embd, n_head=n_head), seed=m)
+        cfg = perceiver_config(ctx.student("model"), m, n_embd, n_head=n_head)
+        block = build_block(ctx, "DownProjectBlock", cfg, seed=m)
         basis = find_basis(block, m, n_embd)
         case = {"learnable": bool(basis.requires_grad), "values": basis.detach().float().cpu().clone()}
         with torch.no_grad():
@@ -215,7 +286,7 @@ def observe_basis(ctx, sizes):
     return cases
 
 
-def check_basis(report, sizes):
+def check_basis(ctx, report, sizes):
     """The judge of the basis C (1g-1-basic): learnable, drawn by xavier_uniform_, and the query of the block."""
     import math
 
@@ -266,7 +337,7 @@ def observe_perceiver_models(ctx, bottlenecks, length):
     return cases
 
 
-def check_perceiver_models(report, bottlenecks, length):
+def check_perceiver_models(ctx, report, bottlenecks, length):
     """The judge of initialize_perceiver_model (1g-5-basic): one down block to m positions, middle Blocks at m,
     one up block back to `length`."""
     if not isinstance(report, list) or len(report) != len(bottlenecks) or not all(isinstance(c, dict)
@@ -318,7 +389,7 @@ def observe_causal_perceiver(ctx, positions):
     return {"kinds": kinds, "outputs": outputs}
 
 
-def check_causal_perceiver(report, positions):
+def check_causal_perceiver(ctx, report, positions):
     """The judge of observe_causal_perceiver: a perceiver (down and up blocks ran), whose logits before t do not
     change with the tokens from t on, and some logit from t on does."""
     import torch

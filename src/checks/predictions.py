@@ -142,9 +142,9 @@ def learning_check(ctx, params_name, reading, target):
     return ctx.cache[key]
 
 
-def london_baseline(ctx, train_file, dev_file):
-    """1d-0's number, from the data alone: the dev accuracy of always answering the most common birthplace of the
-    training file (ties: the place seen first)."""
+def check_london_baseline(ctx, report, train_file, dev_file):
+    """1d-0's number, in the judge, from the data alone: the dev accuracy of always answering the most common
+    birthplace of the training file (ties: the place seen first)."""
     from collections import Counter
 
     try:
@@ -168,8 +168,8 @@ def read_questions(path):
 # -- the tests of a prediction file ------------------------------------------------------------------------
 #
 # grader.py registers one test per prediction file.  Beside the student's code (which it never runs) the test
-# checks only that the file is there with one line per question (file_test); the judge scores it against the
-# answers the student's side never sees, counting a line only where the params give it too (file_judge).
+# checks only that the file is there with one line per question (observe_file); the judge scores it against the
+# answers the student's side never sees, counting a line only where the params give it too (check_file).
 
 EVALUATIONS = [t for t in course.TARGETS if t.function == "evaluate"]
 # prediction file: (the question set it answers, "dev" or "test"; the run.sh target that writes it)
@@ -179,83 +179,76 @@ QUESTION_FILES = {split: course.DATA_FILES[split] for split in ("dev", "test")}
 PARAMS_FOR = {t.writes: (t.reads, t.variant, course.WRITTEN_BY[t.reads].name) for t in EVALUATIONS}
 
 
-def file_test(fname):
-    """Test of a prediction file, beside the student's code: only that the file is there with one line per
-    question (no student code runs; the judge, file_judge, decides the rest)."""
-
+def file_problem(fname, predictions_dir, questions):
+    """Why the prediction file cannot be graded (missing, or not one line per question), or ''."""
     split, target = PREDICTIONS[fname]
-
-    def file_problem(predictions_dir, questions):
-        """Why the prediction file cannot be graded (missing, or not one line per question), or ''."""
-        path = Path(predictions_dir) / fname
-        if not path.is_file():
-            return f"{fname} is missing from {predictions_dir}: ./run.sh {target} writes it"
-        if questions is not None:
-            n, lines = count_lines(questions), len(read_prediction_lines(path))
-            if n != lines:
-                return (f"{fname} has {lines} lines but there are {n} questions: one predicted place "
-                        "per line, in the order of the questions")
-        return ""
-
-    def run(ctx):
-        problem = file_problem(ctx.predictions_dir, ctx.data_path(QUESTION_FILES[split]))
-        if problem:
-            raise Fail(problem)
-
-    def pending_note(predictions_dir, data_dir):
-        """Where the answers are absent (a student's machine): the same local check, never an expected value."""
-        questions = Path(data_dir) / QUESTION_FILES[split]
-        problem = file_problem(predictions_dir, questions if questions.is_file() else None)
-        return f" (note: {problem})" if problem else ""
-
-    run.predictions_file = fname
-    run.pending_note = pending_note
-    return run
+    path = Path(predictions_dir) / fname
+    if not path.is_file():
+        return f"{fname} is missing from {predictions_dir}: ./run.sh {target} writes it"
+    if questions is not None:
+        n, lines = count_lines(questions), len(read_prediction_lines(path))
+        if n != lines:
+            return (f"{fname} has {lines} lines but there are {n} questions: one predicted place "
+                    "per line, in the order of the questions")
+    return ""
 
 
-def file_judge(fname, gold_files):
+def observe_file(ctx, fname):
+    """Beside the student's code, none of which runs: only that the file is there with one line per question
+    (check_file decides the rest)."""
+    split, _ = PREDICTIONS[fname]
+    problem = file_problem(fname, ctx.predictions_dir, ctx.data_path(QUESTION_FILES[split]))
+    if problem:
+        raise Fail(problem)
+
+
+def pending_note(fname, predictions_dir, data_dir):
+    """Where the answers are absent (a student's machine): the same local check, never an expected value."""
+    split, _ = PREDICTIONS[fname]
+    questions = Path(data_dir) / QUESTION_FILES[split]
+    problem = file_problem(fname, predictions_dir, questions if questions.is_file() else None)
+    return f" (note: {problem})" if problem else ""
+
+
+def check_file(ctx, report, fname, gold_files):
     """The accuracy against the answers, in the judge: the student's code never sees them.  A line is correct
     when it is the right answer and the submitted params give it too (params_agreement)."""
-
-    def judge(ctx, report):
-        split, target = PREDICTIONS[fname]
-        gold_path = ctx.data_path(gold_files[split])
-        gold = read_tsv_rows(gold_path)
-        if any(len(fields) < 2 for fields in gold):
-            raise Fail(f"{gold_path} has no answer column (a problem of the grading set-up)")
-        questions = read_questions(ctx.data_path(QUESTION_FILES[split]))
-        if len(questions) != len(gold):
-            raise Fail(f"{gold_path.name} and {QUESTION_FILES[split]} disagree (a problem of the grading set-up)")
-        answers = [fields[1].strip() for fields in gold]
-        path = ctx.predictions_dir / fname
-        if not path.is_file():
-            raise Fail(f"{fname} is missing from {ctx.predictions_dir}: ./run.sh {target} writes it")
-        predictions = [p.strip() for p in read_prediction_lines(path)]
-        if len(predictions) != len(answers):
-            raise Fail(f"{fname} has {len(predictions)} lines but there are {len(answers)} questions: one "
-                       "predicted place per line, in the order of the questions")
-        agree, reading = params_agreement(ctx, fname, *PARAMS_FOR[fname], questions, predictions)
-        correct = sum(1 for p, a, ok in zip(predictions, answers, agree) if ok and p == a)
-        total = len(answers)
-        rule = ctx.thresholds.get(fname, {})
-        min_correct = int(rule.get("min_correct", 0))
-        min_accuracy = float(rule.get("min_accuracy", 0.0))
-        score = f"{correct}/{total} correct ({100.0 * correct / total:.2f}%)"
-        differ = agree.count(False)
-        if differ:
-            score += (f"; {differ} line{'s' if differ > 1 else ''} that {PARAMS_FOR[fname][0]} does not give "
-                      f"(line {agree.index(False) + 1} first) counted as wrong")
-        needs = []
-        if min_correct:
-            needs.append(f"at least {min_correct} correct")
-        if min_accuracy:
-            needs.append(f"at least {100 * min_accuracy:g}%")
-        if correct < min_correct or correct < min_accuracy * total - 1e-9:
-            raise Fail(f"{fname}: {score}; needs {' and '.join(needs)} (thresholds '{ctx.threshold_row}')")
-        # enough right answers: now, are they a model's that learned its task, or a constant's (checks/learned.py)
-        problem, facts = learning_check(ctx, PARAMS_FOR[fname][0], reading, PARAMS_FOR[fname][2])
-        if problem:
-            raise Fail(f"{fname} earns no accuracy points ({score}): {problem}")
-        return f"{fname}: {score}" + (f"; {PARAMS_FOR[fname][0]}: {', '.join(facts)}" if facts else "")
-
-    return judge
+    split, target = PREDICTIONS[fname]
+    gold_path = ctx.data_path(gold_files[split])
+    gold = read_tsv_rows(gold_path)
+    if any(len(fields) < 2 for fields in gold):
+        raise Fail(f"{gold_path} has no answer column (a problem of the grading set-up)")
+    questions = read_questions(ctx.data_path(QUESTION_FILES[split]))
+    if len(questions) != len(gold):
+        raise Fail(f"{gold_path.name} and {QUESTION_FILES[split]} disagree (a problem of the grading set-up)")
+    answers = [fields[1].strip() for fields in gold]
+    path = ctx.predictions_dir / fname
+    if not path.is_file():
+        raise Fail(f"{fname} is missing from {ctx.predictions_dir}: ./run.sh {target} writes it")
+    predictions = [p.strip() for p in read_prediction_lines(path)]
+    if len(predictions) != len(answers):
+        raise Fail(f"{fname} has {len(predictions)} lines but there are {len(answers)} questions: one "
+                   "predicted place per line, in the order of the questions")
+    agree, reading = params_agreement(ctx, fname, *PARAMS_FOR[fname], questions, predictions)
+    correct = sum(1 for p, a, ok in zip(predictions, answers, agree) if ok and p == a)
+    total = len(answers)
+    rule = ctx.thresholds.get(fname, {})
+    min_correct = int(rule.get("min_correct", 0))
+    min_accuracy = float(rule.get("min_accuracy", 0.0))
+    score = f"{correct}/{total} correct ({100.0 * correct / total:.2f}%)"
+    differ = agree.count(False)
+    if differ:
+        score += (f"; {differ} line{'s' if differ > 1 else ''} that {PARAMS_FOR[fname][0]} does not give "
+                  f"(line {agree.index(False) + 1} first) counted as wrong")
+    needs = []
+    if min_correct:
+        needs.append(f"at least {min_correct} correct")
+    if min_accuracy:
+        needs.append(f"at least {100 * min_accuracy:g}%")
+    if correct < min_correct or correct < min_accuracy * total - 1e-9:
+        raise Fail(f"{fname}: {score}; needs {' and '.join(needs)} (thresholds '{ctx.threshold_row}')")
+    # enough right answers: now, are they a model's that learned its task, or a constant's (checks/learned.py)
+    problem, facts = learning_check(ctx, PARAMS_FOR[fname][0], reading, PARAMS_FOR[fname][2])
+    if problem:
+        raise Fail(f"{fname} earns no accuracy points ({score}): {problem}")
+    return f"{fname}: {score}" + (f"; {PARAMS_FOR[fname][0]}: {', '.join(facts)}" if facts else "")

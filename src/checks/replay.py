@@ -3,13 +3,29 @@
 Beside the student's code a check runs on a Recorder, which calls the student's functions and keeps what each
 returned, as data; in the judge, which never imports student code, the same check runs on a Replay of that data.
 A check is a fixed sequence of calls on seeded instances, so the replay asks for the same calls in the same order
-and sees the same values; what the student's process concluded never counts.  grader.py's written tests
-(_register_written) use the two.
+and sees the same values; what the student's process concluded never counts.  grader.py's written tests are
+observe_answers and check_answers with the name of a check of checks/written.py.  torch is imported only inside a
+worker: grader.py imports this module in the parent too.
 """
 
 import numbers
 
-import torch
+
+def observe_answers(ctx, check):
+    """Beside the student's code: the check (by name) run on a Recorder of attention_exploration.py; what the
+    student's functions returned, as data.  A check that fails here fails the test at once."""
+    from checks import written
+
+    recorder = Recorder(ctx.student("attention_exploration"))
+    getattr(written, check)(recorder)
+    return recorder.calls
+
+
+def check_answers(ctx, report, check):
+    """The judge: the same check on a Replay of what observe_answers recorded; only this verdict counts."""
+    from checks import written
+
+    getattr(written, check)(Replay(report))
 
 
 def _data(value, depth=0):
@@ -17,6 +33,8 @@ def _data(value, depth=0):
     numbers and None as they are, tuples and lists of them (two levels), a
     NumPy array as a tensor; anything else as its type's name, which every
     check rejects."""
+    import torch
+
     if isinstance(value, torch.Tensor):
         return value.detach().cpu().clone()
     if value is None or isinstance(value, (bool, int, float)):

@@ -2,10 +2,10 @@
 
 grader.py's 1c-0-hidden (the vanilla model) and 1g-0-hidden/1g-1-hidden (the perceiver's blocks) lean on this.
 The weights are set by shape alone (fill_by_shape), so no attribute name matters.  Beside the student's code:
-the student's module filled and run on fixed inputs, its parameter shapes and outputs reported (report_block).
-In the judge, which never imports student code and alone decides the verdict: the reference's module filled the
-same way, its shapes and outputs compared with the report (reported_shapes, check_shapes, assert_close), for a
-block in every reading of it that the course's text allows (block_readings, compare_block).
+the student's module filled and run on fixed inputs, its parameter shapes and outputs observed
+(observe_vanilla_logits, observe_block_outputs).  In the judge: the reference's module filled the same way, its
+shapes and outputs compared with the report (reported_shapes, check_shapes, assert_close), for a block in every
+reading of it that the course's text allows (block_readings, check_block_outputs).
 """
 
 from graderUtil import Fail, Mismatch, call
@@ -137,12 +137,12 @@ def _block_inputs(cls, input_shapes):
     return [(torch.randn(b, 8, 32, generator=gen), torch.randn(b, t, 32, generator=gen)) for b, t in input_shapes]
 
 
-def report_block(ctx, cls, input_shapes):
+def observe_block_outputs(ctx, cls, input_shapes):
     """Beside the student's code: the block's parameter shapes and its outputs on _block_inputs, with weights
-    set by shape (fill_by_shape); the judge (compare_block) compares them with the reference's layers."""
+    set by shape (fill_by_shape); the judge (check_block_outputs) compares them with the reference's layers."""
     import torch
 
-    mine = build_block(ctx, cls, perceiver_config(ctx))
+    mine = build_block(ctx, cls, perceiver_config(ctx.student("model")))
     shapes = fill_by_shape(mine, 32)
     outputs = []
     with torch.no_grad():
@@ -150,10 +150,10 @@ def report_block(ctx, cls, input_shapes):
             shape = (args[0].size(0), 8, 32) if cls == "DownProjectBlock" else tuple(args[1].shape)
             got = call(f"{cls}.forward", ctx.submission_dir, mine, *args)
             outputs.append(require_tensor(got, f"{cls}.forward", shape).detach().float().cpu())
-    ctx.report({"shapes": shapes, "outputs": outputs})
+    return {"shapes": shapes, "outputs": outputs}
 
 
-def compare_block(ctx, report, cls, input_shapes):
+def check_block_outputs(ctx, report, cls, input_shapes):
     """The judge: the student's block and the reference's layers, given the same weights by shape
     (fill_by_shape), agree in one of the readings the course's text allows (block_readings), the same one for
     every input.  Where they do not, but the student's outputs are those of a cross-attention block built from
@@ -162,7 +162,7 @@ def compare_block(ctx, report, cls, input_shapes):
     import torch
 
     ref_model = ctx.solution("model")
-    ref_cfg = perceiver_config(ctx, "solution")
+    ref_cfg = perceiver_config(ref_model)
     ref = getattr(ref_model, cls)(ref_cfg).eval()
     check_shapes(reported_shapes(report), fill_by_shape(ref, 32), cls, flexible=((32,),))
     inputs = _block_inputs(cls, input_shapes)
@@ -215,9 +215,9 @@ def _vanilla_inputs(sizes):
     return torch.randint(0, sizes["vocab"], (2, 100), generator=torch.Generator().manual_seed(224))
 
 
-def report_vanilla(ctx, sizes):
+def observe_vanilla_logits(ctx, sizes):
     """Beside the student's code: initialize_vanilla_model's model of the given sizes, with weights set by shape
-    (fill_by_shape), its parameter shapes and its logits on _vanilla_inputs (compare_vanilla decides)."""
+    (fill_by_shape), its parameter shapes and its logits on _vanilla_inputs (check_vanilla_logits decides)."""
     import torch
 
     net, _ = vanilla_model(ctx, sizes)
@@ -226,10 +226,10 @@ def report_vanilla(ctx, sizes):
     with torch.no_grad():
         got, _ = call("the vanilla GPT's forward", ctx.submission_dir, net, _vanilla_inputs(sizes))
     got = require_tensor(got, "the vanilla GPT's forward", (2, 100, sizes["vocab"]))
-    ctx.report({"shapes": shapes, "logits": got.detach().float().cpu()})
+    return {"shapes": shapes, "logits": got.detach().float().cpu()}
 
 
-def compare_vanilla(ctx, report, sizes):
+def check_vanilla_logits(ctx, report, sizes):
     """The judge: the reference's vanilla model, filled the same way, has the reported parameter shapes and
     computes the reported logits."""
     import torch

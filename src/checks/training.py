@@ -3,9 +3,9 @@ initialize_vanilla_model and train do (part c).
 
 grader.py's tests of finetune and pretrain lean on this.  The student's worker calls them the way run.py does,
 with Trainer.train replaced by a tripwire (without_training), and reports what they returned as data
-(training_facts, finetune_case, pretrain_case; vanilla_model_facts and train_facts for the other two).  The
-judge, which never imports student code and alone decides the verdict, compares that data with the numbers the
-test writes out (judge_training, finetune_judge; check_vanilla_model and check_train).
+(observe_finetune, observe_pretrain; observe_vanilla_model and observe_train for the other two).  The judge
+compares that data with the numbers the test writes out (check_finetune, check_pretrain; check_vanilla_model
+and check_train).
 """
 
 from graderUtil import Fail, call, count_lines
@@ -65,7 +65,7 @@ def without_training(ctx, fn_name, fn, *args):
             trainer.Trainer.train = original
 
 
-def check_result_pair(result, fn_name):
+def require_pair(result, fn_name):
     if result is None:
         raise Fail(f"{fn_name} returned None: implement it in helper.py and return (tconf, trainer_obj)")
     if not isinstance(result, tuple) or len(result) != 2:
@@ -95,7 +95,7 @@ def _shown(value):
     return value["repr"] if isinstance(value, dict) else repr(value)
 
 
-def training_facts(ctx, tconf, trainer_obj, model, names):
+def _built(ctx, tconf, trainer_obj, model, names):
     """Beside the student's code: what finetune or pretrain built, as data (the judge decides on it)."""
     trainer = ctx.student("trainer")
     return {"tconf_type": type(tconf).__name__, "is_tconf": isinstance(tconf, trainer.TrainerConfig),
@@ -106,15 +106,19 @@ def training_facts(ctx, tconf, trainer_obj, model, names):
             "test_dataset_none": getattr(trainer_obj, "test_dataset", None) is None}
 
 
-def judge_training(facts, expected, fn_name, what):
+def _check_built(facts, expected, fn_name, what):
     """The TrainerConfig's hyperparameters against the numbers a test writes out (the course's helper.py lists
-    them for finetune and pretrain; the course's grader checks the same values), then the Trainer."""
+    them for finetune and pretrain; the course's grader checks the same values), then the Trainer.  An expected
+    value written as a function of the corpus's length (final_tokens) is computed from the reported one."""
     if not isinstance(facts, dict) or not isinstance(facts.get("tconf"), dict):
         raise Fail(f"the test reported nothing of what {fn_name} built")
     if facts.get("is_tconf") is not True:
         raise Fail(f"{fn_name}: tconf is a {facts.get('tconf_type')}, not a trainer.TrainerConfig")
+    if not isinstance(facts.get("corpus_len"), int):
+        raise Fail(f"the test reported nothing of what {fn_name} built")
     wrong = []
     for name, want in expected.items():
+        want = want(facts["corpus_len"]) if callable(want) else want
         got = facts["tconf"].get(name)
         if not _same(got, want):
             wrong.append(f"{name}={_shown(got)} (expected {want!r})")
@@ -185,10 +189,10 @@ TCONF_NAMES = ("max_epochs", "batch_size", "learning_rate", "lr_decay", "warmup_
                   "final_tokens")
 
 
-def finetune_case(ctx, block, pretrained, perceiver=False):
+def observe_finetune(ctx, block, pretrained, perceiver=False):
     """Beside the student's code: finetune(...) as run.py calls it, on the data folder's training file, with its
-    default finetune_lr, without training; reports what it built (finetune_judge decides).  With
-    reading_params_path, whether the model holds the saved parameters."""
+    default finetune_lr, without training; what it built (check_finetune decides).  With reading_params_path,
+    whether the model holds the saved parameters."""
     import torch
 
     ds = corpus(ctx, block)
@@ -204,8 +208,8 @@ def finetune_case(ctx, block, pretrained, perceiver=False):
         torch.save(source.state_dict(), params)
         params = str(params)
     result = without_training(ctx, "finetune", helper.finetune, params, str(train_path), ds, block, model)
-    tconf, trainer_obj = check_result_pair(result, "finetune")
-    facts = training_facts(ctx, tconf, trainer_obj, model, TCONF_NAMES)
+    tconf, trainer_obj = require_pair(result, "finetune")
+    facts = _built(ctx, tconf, trainer_obj, model, TCONF_NAMES)
     data = getattr(trainer_obj, "train_dataset", None)
     facts.update(corpus_len=len(ds), data_type=type(data).__name__,
                  is_name_dataset=isinstance(data, dataset.NameDataset),
@@ -214,35 +218,40 @@ def finetune_case(ctx, block, pretrained, perceiver=False):
         # parameters, not the state dict: buffers (the course's attention masks) are not what pretraining learns
         facts["differs"] = next((k for k, (want, got) in enumerate(zip(source.parameters(), model.parameters()))
                                  if not torch.equal(got.detach().cpu(), want.detach().cpu())), None)
-    ctx.report(facts)
+    return facts
 
 
-def pretrain_case(ctx, block):
+def observe_pretrain(ctx, block):
     """Beside the student's code: pretrain(pretrain_dataset, block_size, model) as run.py calls it, on a tiny
-    GPT and corpus, with training tripped (without_training); reports the TrainerConfig's numbers, the Trainer's,
-    the corpus's length and whether the Trainer trains on that dataset itself."""
+    GPT and corpus, with training tripped (without_training): the TrainerConfig's numbers, the Trainer's, the
+    corpus's length and whether the Trainer trains on that dataset itself (check_pretrain decides)."""
     ds = corpus(ctx, block)
     helper = ctx.student("helper")
     model = tiny_gpt(ctx, ds.vocab_size, block, seed=4)
     result = without_training(ctx, "pretrain", helper.pretrain, ds, block, model)
-    tconf, trainer_obj = check_result_pair(result, "pretrain")
-    facts = training_facts(ctx, tconf, trainer_obj, model, TCONF_NAMES)
+    tconf, trainer_obj = require_pair(result, "pretrain")
+    facts = _built(ctx, tconf, trainer_obj, model, TCONF_NAMES)
     facts.update(corpus_len=len(ds), trains_on_dataset=getattr(trainer_obj, "train_dataset", None) is ds)
-    ctx.report(facts)
+    return facts
 
 
-def finetune_judge(ctx, facts, expected, block, pretrained):
-    """The judge of a finetune test: tconf holds the `expected` numbers (final_tokens from the corpus, as
-    200 * len(pretrain_dataset) * block_size), the Trainer trains the given model on a NameDataset of the
-    training file, and with reading_params_path the model holds the saved parameters."""
-    facts = facts if isinstance(facts, dict) else {}
+def check_pretrain(ctx, report, expected):
+    """The judge of observe_pretrain: tconf holds the `expected` numbers and the Trainer trains the given model on
+    pretrain_dataset itself."""
+    facts = report if isinstance(report, dict) else {}
+    _check_built(facts, expected, "pretrain", "pretrain")
+    if facts.get("trains_on_dataset") is not True:
+        raise Fail("pretrain: the Trainer must train on pretrain_dataset itself")
+
+
+def check_finetune(ctx, report, expected, pretrained):
+    """The judge of observe_finetune: tconf holds the `expected` numbers, the Trainer trains the given model on a
+    NameDataset of the training file, and with reading_params_path the model holds the saved parameters."""
+    facts = report if isinstance(report, dict) else {}
     train_path = ctx.data_path("birth_places_train.tsv")
     n_train = count_lines(train_path)
-    if not isinstance(facts.get("corpus_len"), int):
-        raise Fail("the test reported nothing of what finetune built")
     fn_name = "finetune " + ("with" if pretrained else "without") + " pretrained parameters"
-    judge_training(facts, dict(expected, final_tokens=200 * facts["corpus_len"] * block), "finetune",
-                    fn_name)
+    _check_built(facts, expected, "finetune", fn_name)
     if facts.get("is_name_dataset") is not True:
         raise Fail(f"finetune: the Trainer's training data must be a NameDataset, not {facts.get('data_type')}")
     if facts.get("data_len") != n_train:
@@ -253,7 +262,7 @@ def finetune_judge(ctx, facts, expected, block, pretrained):
                    f"the model (load the state dict saved there into it); parameter {facts.get('differs')} differs")
 
 
-def train_facts(ctx, epochs):
+def observe_train(ctx, epochs):
     """Beside the student's code: train(model, path, trainer_obj) as run.py calls it, on a tiny GPT and data,
     with a Trainer of the given epochs; whether it wrote the parameters file, whether that holds the model's state
     dict, and whether training changed the model (the judge decides on these facts)."""
@@ -298,7 +307,7 @@ def vanilla_model(ctx, sizes):
     return net, mconf
 
 
-def vanilla_model_facts(ctx, sizes):
+def observe_vanilla_model(ctx, sizes):
     """Beside the student's code: what initialize_vanilla_model built from a GPTConfig of these sizes (its class,
     whether it is a perceiver, its blocks, block size and the shape of its logits on 2 sequences of 10 tokens);
     the judge decides on these facts."""
@@ -315,10 +324,10 @@ def vanilla_model_facts(ctx, sizes):
     return facts
 
 
-def check_vanilla_model(facts, sizes):
-    """The judge of vanilla_model_facts: a model.GPT, no perceiver, with the blocks and block size of `sizes` and
-    logits of shape (2, 10, vocab)."""
-    facts = facts if isinstance(facts, dict) else {}
+def check_vanilla_model(ctx, report, sizes):
+    """The judge of observe_vanilla_model: a model.GPT, no perceiver, with the blocks and block size of `sizes`
+    and logits of shape (2, 10, vocab)."""
+    facts = report if isinstance(report, dict) else {}
     if facts.get("is_gpt") is not True:
         raise Fail(f"initialize_vanilla_model returned a {facts.get('type')}, not a model.GPT")
     if facts.get("perceiver") is not False:
@@ -329,10 +338,10 @@ def check_vanilla_model(facts, sizes):
         raise Fail(f"the model's logits have shape {tuple(facts.get('logits_shape') or ())}")
 
 
-def check_train(facts):
-    """The judge of train_facts: the parameters file was written, holds the model's state dict, and the model
+def check_train(ctx, report):
+    """The judge of observe_train: the parameters file was written, holds the model's state dict, and the model
     had trained before it was saved."""
-    facts = facts if isinstance(facts, dict) else {}
+    facts = report if isinstance(report, dict) else {}
     if facts.get("written") is not True:
         raise Fail("train did not write the parameters file: it must call trainer_obj.train() and then "
                    "save_state_dict(model, writing_params_path)")

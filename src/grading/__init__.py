@@ -3,7 +3,7 @@ Nothing here knows what the assignment asks: grader.py registers its tests and c
 facts the harness needs (which student modules import which, the held-out files, the file that identifies a
 data set).  One job a module:
 
-  registry  the tests grader.py registers (grader_test, grader_judge, Spec, Fail) and configure()'s settings
+  registry  the tests grader.py registers (grader_test, Spec, Fail) and configure()'s settings
   context   what a test runs with in a worker: the Context (student's code, reference, data, report), output
             capture, the messages that name the student's line (describe, call)
   worker    inside a worker process: its environment and limits, the privilege drop, the loop (worker_main)
@@ -22,7 +22,7 @@ data set).  One job a module:
   cli       grader.py's command line (main)
 
 Who can reach what (see "Isolation" below).  Every test has two halves: the test runs in a worker process beside
-the student's code and only reports what that code computed, as data (`ctx.report`); its judge (`grader_judge`)
+the student's code and only reports what that code computed, as data (`ctx.report`); its check (grader_test)
 decides, in a second worker that never imports student code, from that data alone (and the reference solution or
 the held-out answers where it needs them).  What the student's process concludes never counts: a test it fails
 fails (failing early can only cost the student), a test it passes is the judge's to decide, so code that patches

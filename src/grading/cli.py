@@ -137,7 +137,7 @@ def _main(argv, opened):
             print(f"error: test {tid} has no points in {POINTS_FILE}", file=sys.stderr)
             return 2
         if spec.judge is None:  # a verdict reached beside student code could be the student's code's
-            print(f"error: test {tid} has no judge (grader_judge): every verdict comes from a judge",
+            print(f"error: test {tid} has no check: every verdict comes from a judge",
                   file=sys.stderr)
             return 2
         spec.points = int(table["tests"][tid])
@@ -150,7 +150,8 @@ def _main(argv, opened):
     if args.list and args.json:  # for tools (grade_class): the selected tests as data, never parsed from text
         listed = [{"id": tid, "part": specs[tid].part, "kind": specs[tid].kind, "points": points_of(specs[tid]),
                    "timeout": specs[tid].timeout, "extra_credit": specs[tid].extra_credit, "info": specs[tid].info,
-                   "description": specs[tid].description, "vouched_by": list(specs[tid].vouched_by)}
+                   "description": specs[tid].description, "vouched_by": list(specs[tid].vouched_by),
+                   "course_id": specs[tid].course_id}
                   for tid in order]
         text = json.dumps(listed, indent=1)
         if args.json == "-":
@@ -164,7 +165,8 @@ def _main(argv, opened):
             pts = "info" if s.info else f"{s.points} pt" + ("" if s.points == 1 else "s")
             ec = ", extra credit" if s.extra_credit and s.points else ""
             ec = ", practice" if not s.info and not s.points else ec
-            print(f"{tid:<14} {pts:>7}  {s.timeout:>5g} s  {s.description}{ec}")
+            course = f"course {s.course_id}" if s.course_id else ""  # the course grader's id for its tests
+            print(f"{tid:<12} {course:<18} {pts:>7}  {s.timeout:>5g} s  {s.description}{ec}")
         return 0
 
     submission_dir = Path(args.submission_dir).resolve() if args.submission_dir else SRC / "submission"

@@ -176,7 +176,7 @@ class Context:
         import importlib
 
         if self.solution_dir is None:
-            raise Fail("no reference solution here: only a judge (grader_judge) compares with it")
+            raise Fail("no reference solution here: only a judge (a test's check) compares with it")
         try:
             if "solution" not in sys.modules:
                 load_package("solution", self.solution_dir)

@@ -1,6 +1,7 @@
-"""What grader.py gives the harness: its tests (grader_test, grader_judge, Spec, REGISTRY), the Fail that
-carries a check's message, and the few facts of the assignment it tells through configure()."""
+"""What grader.py gives the harness: its tests (grader_test, Spec, REGISTRY), the Fail that carries a check's
+message, and the few facts of the assignment it tells through configure()."""
 
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -42,13 +43,16 @@ def configure(description=None, student_deps=None, held_out=None, dataset_file=N
         settings.grading_files = tuple(grading_files)
 
 
-# The test registry.  A test function gets a Context and passes by returning; it fails by raising (Fail or
-# AssertionError carry the message).  A string it returns is shown as an informational message.
+# The test registry.  A test has two sides (docs/security.md says why).  Its function runs beside the student's
+# code, gets a Context and observes: it hands what the code computed to ctx.report, or fails at once by raising
+# (Fail or AssertionError carry the message), which can only cost the student.  Its check runs in a judge, a worker
+# that never imports student code: check(ctx, report) passes by returning and fails by raising; its verdict is the
+# test's, and a string it returns is shown as an informational message.
 
 
 class Spec:
     def __init__(self, tid, description, fn, timeout, needs=(), info=False, points=None, extra_credit=False,
-                 group=None, uses_torch=True, vouched_by=()):
+                 group=None, uses_torch=True, vouched_by=(), check=None, course_id=None):
         self.id = tid
         self.description = description
         self.fn = fn
@@ -61,10 +65,11 @@ class Spec:
         self.part = tid.split("-")[0]
         self.group = group or self.part  # tests of one group share a worker process
         self.kind = tid.rsplit("-", 1)[-1]
-        self.judge = None  # judge(ctx, report): decides the test in a worker without student code
+        self.judge = check  # check(ctx, report): decides the test in a worker without student code
         # The judged comparisons that vouch for this test's data (report.vouch): where they ran, this test
         # counts only if they vouch (they passed, or failed on a genuine block: Mismatch)
         self.vouched_by = tuple(vouched_by)
+        self.course_id = course_id  # the course grader's id of this test, where it is the course's test (else None)
 
     @property
     def hidden(self):
@@ -74,31 +79,26 @@ class Spec:
 REGISTRY = {}
 
 
-def grader_test(tid, description, timeout=30, needs=(), info=False, extra_credit=False, group=None,
-                uses_torch=True, vouched_by=()):
-    """Register fn(ctx) as test `tid`.  needs: "solution" and/or "answers" (pending where absent); info: a
-    0-point test that reports a number; extra_credit: its points count apart; group: tests of one group share a
-    worker process (default: the question part, e.g. 1e); vouched_by: the hidden tests whose judged comparison
-    vouches for what this test's student side reports (where they run, it counts only if they pass)."""
+def grader_test(tid, description, check, timeout=30, needs=(), info=False, extra_credit=False, group=None,
+                uses_torch=True, vouched_by=(), course_id=None, observe=None):
+    """Register fn(ctx) as test `tid`, decided by check(ctx, report).  The check runs after fn passed in the
+    student's worker, in a judge that has the reference solution and the held-out answers and never imports
+    student code; `report` is what fn gave ctx.report (tensors, numbers, strings, lists, dicts), or None.
+    needs: "solution" and/or "answers" (pending where absent); info: a 0-point test that reports a number;
+    extra_credit: its points count apart; group: tests of one group share a worker process (default: the question
+    part, e.g. 1e); vouched_by: the hidden tests whose judged comparison vouches for what this test's student side
+    reports (where they run, it counts only if they pass); course_id: the course grader's id for this test.
+    A decorator; or, with observe, a test that reports what observe(ctx) returns, which needs no function."""
     def register(fn):
         REGISTRY[tid] = Spec(tid, description, fn, timeout, needs, info, extra_credit=extra_credit, group=group,
-                             uses_torch=uses_torch, vouched_by=vouched_by)
+                             uses_torch=uses_torch, vouched_by=vouched_by, check=check, course_id=course_id)
         return fn
 
-    return register
+    return register if observe is None else register(partial(_report, observe))
 
 
-def grader_judge(tid):
-    """Register the judge of test `tid`: judge(ctx, report) runs after the test passed in the student's worker,
-    in a trusted worker that has the reference solution and the held-out answers and never imports student
-    code; `report` is what the test gave ctx.report (tensors, numbers, strings, lists, dicts), or None.  The
-    judge's verdict is the test's: a test with a judge passes only if its judge passes."""
-
-    def register(fn):
-        REGISTRY[tid].judge = fn
-        return fn
-
-    return register
+def _report(observe, ctx):
+    ctx.report(observe(ctx))
 
 
 class Fail(Exception):
