@@ -1,4 +1,6 @@
-"""Shared fixtures: a tiny, self-made biography world (never the course data) and small model configs."""
+"""Shared fixtures: a tiny, self-made biography world (never the course data), small model configs, a user id per
+xdist worker for the graders run as root, and what the graders grade: data, the reference solution, a copy of
+src/, the student starter and the Gradescope bundle (made by tests/gradings.py and tools/release.py)."""
 
 import os
 import random
@@ -137,3 +139,65 @@ def small_config(vocab_size, block_size=64, perceiver=False, bottleneck_dim=8, d
     if perceiver:
         cfg.perceiver, cfg.bottleneck_dim = True, bottleneck_dim
     return cfg
+
+
+# -- what the graders grade (tests/gradings.py), made once per test module that asks --------------------------
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    """The tiny world with the held-out answers, fitted to the course-size params of tests/course_params.py."""
+    from gradings import make_data
+
+    return make_data(tmp_path_factory.mktemp("data"))
+
+
+@pytest.fixture(scope="module")
+def public_data(tmp_path_factory):
+    """The same world without the held-out answers, as on a student's machine."""
+    from gradings import make_data
+
+    return make_data(tmp_path_factory.mktemp("public"), answers=False)
+
+
+@pytest.fixture(scope="module")
+def solution(tmp_path_factory):
+    from gradings import make_solution
+
+    return make_solution(tmp_path_factory.mktemp("reference"))
+
+
+@pytest.fixture(scope="module")
+def reference_src(tmp_path_factory):
+    """A grading copy of src/ with the reference's own submission."""
+    from gradings import copy_src
+
+    return copy_src(tmp_path_factory.mktemp("ref-src"))
+
+
+@pytest.fixture(scope="module")
+def starter(tmp_path_factory):
+    """The student starter, as tools/release.py writes it."""
+    import release
+
+    out = tmp_path_factory.mktemp("release") / "starter"
+    release.build_student(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    """The Gradescope bundle, as tools/release.py writes it (run it with gradings.rehearse)."""
+    import zipfile
+
+    import release
+
+    zip_path = release.build_autograder(tmp_path_factory.mktemp("bundle") / "autograder.zip")
+    with zipfile.ZipFile(zip_path) as zf:
+        names = zf.namelist()
+        assert {"setup.sh", "run_autograder", "answers/birth_test.tsv", "solution/model.py",
+                "starter/src/grader.py"} <= set(names)
+        assert not any(n.startswith("starter/") and n.endswith("birth_test.tsv") for n in names)
+        modes = {i.filename: i.external_attr >> 16 for i in zf.infolist()}
+        assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
+    return zip_path

@@ -176,7 +176,7 @@ def build_student(out_dir, root=ROOT):
     return sorted(files)
 
 
-# Gradescope's two entry points, real files of the repository (shellcheck-clean, tests/test_release.py): setup.sh
+# Gradescope's two entry points, real files of the repository (shellcheck-clean, tests/tools/test_release.py): setup.sh
 # builds the image's Python (a venv with the CPU torch), run_autograder grades one submission with it.
 ENTRY_POINTS = ("setup.sh", "run_autograder")
 

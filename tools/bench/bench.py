@@ -17,7 +17,7 @@ the course-style fp32 step varies by up to 1.5x from step to step).
     Default: the project's Trainer.train loop, set up as src/run.py sets it up (the precision
     "auto" resolves to; fused AdamW, and TF32 on CUDA), and its one persistent 4-worker DataLoader;
     a step is timed from the end of the one before.  Both train the same math (the course's
-    optimizer groups, data order and schedule; tests/test_bench.py checks they reach the same
+    optimizer groups, data order and schedule; tests/tools/test_bench.py checks they reach the same
     parameters), so only the speed differs.
     Tokens/s counts every position of the batch (127 per example) for both paths.
 (b) evaluation questions/s on the dev questions: decoding.predict_place one question at a time (on a

@@ -1,6 +1,6 @@
 """The course-style baselines tools/bench/bench.py measures the project against: datasets that look up every
 character in a dictionary on each access (the same examples as the project's), and the course's training loop
-(CourseStyleTrainer).  tests/test_bench.py checks that they give the project's examples and parameters.
+(CourseStyleTrainer).  tests/tools/test_bench.py checks that they give the project's examples and parameters.
 
 Imported by bench.py after it has put src/ on sys.path (tools/srcpath.py).
 """

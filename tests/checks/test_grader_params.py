@@ -17,7 +17,8 @@ import pytest
 import course_params
 from conftest import SRC, make_world
 from course_params import write_lines as write
-from test_grader import OTHER_BLOCKS, copy_src, make_solution
+from gradings import copy_src, make_solution
+from test_grader import OTHER_BLOCKS
 
 # one xdist worker runs this module, so that its course-size params (the world fixture) are made once
 pytestmark = pytest.mark.xdist_group("course-params")
@@ -88,6 +89,7 @@ def grade(src, data, predictions, solution, *tests):
     return {t["number"]: t for t in json.loads(out.read_text(encoding="utf-8"))["tests"]}
 
 
+@pytest.mark.grader
 def test_prediction_files_are_checked_against_their_params(world, tmp_path):
     data, src, own, solution = world
     sub = tmp_path / "sub"
@@ -121,6 +123,7 @@ def test_prediction_files_are_checked_against_their_params(world, tmp_path):
         assert "vanilla.model.params is missing" in t[tid]["output"], t[tid]["output"]
 
 
+@pytest.mark.grader
 def test_unloadable_or_misfitting_params_earn_no_accuracy_points(world, tmp_path):
     data, src, own, solution = world
     sub = tmp_path / "sub"
@@ -152,6 +155,7 @@ for _name in ("checks.predictions", "__main__"):  # and the check itself, in thi
 '''
 
 
+@pytest.mark.grader
 def test_a_submission_cannot_switch_the_check_off(world, tmp_path):
     """A model.py that sets the old bypass and patches the check in its own process (imported by 1g-0-basic, in
     the same worker as the prediction test's student side) changes nothing: the judge decides."""
@@ -188,6 +192,7 @@ GPT.forward = _peeking_forward
 '''
 
 
+@pytest.mark.grader
 def test_a_forward_that_looks_ahead_earns_no_prediction_points(world, tmp_path):
     data, src, own, solution = world
     cheat = tmp_path / "src"
@@ -209,6 +214,7 @@ def test_a_forward_that_looks_ahead_earns_no_prediction_points(world, tmp_path):
         assert "does not match vanilla.finetune.params" in t[tid]["output"], t[tid]["output"]
 
 
+@pytest.mark.grader
 def test_swapped_lines_in_an_untrained_perceivers_file_do_not_pass_its_thresholds(world, tmp_path):
     """The issue's other attack, scaled to 20 questions: an untrained perceiver's own files with one line in 20
     (5 %, the old slack) swapped for the right answer.  Its thresholds (2.4 % dev, 2.0 % test: the course
@@ -229,6 +235,7 @@ def test_swapped_lines_in_an_untrained_perceivers_file_do_not_pass_its_threshold
         assert "0/20 correct (0.00%); 1 line that perceiver.finetune.params does not give" in out, out
 
 
+@pytest.mark.grader
 def test_a_model_made_by_hand_that_learned_nothing_earns_no_prediction_points(world, tmp_path):
     """The issue's attack: params written by a script, no training, whose greedy answer is one frequent place for
     every question, with the prediction files they produce.  Without the check of learning (the "learned"
@@ -279,10 +286,11 @@ def student_model(src):
     return importlib.import_module(f"{pkg}.model")
 
 
+@pytest.mark.grader
 @pytest.mark.parametrize("variant", ["other attribute names", "layer norm on both, a third LayerNorm"])
 def test_a_perceiver_with_its_own_attribute_names_earns_the_prediction_points(world, tmp_path, variant):
     """The perceiver's blocks are the student's: their parameters are found by name, shape and order, in each
-    reading the grader accepts (here two of tests/test_grader.py's OTHER_BLOCKS)."""
+    reading the grader accepts (here two of tests/checks/test_grader.py's OTHER_BLOCKS)."""
     import torch
 
     data, _, _, solution = world
@@ -350,7 +358,7 @@ def test_projection_names_are_read_as_students_write_them():
 
 
 def test_every_accepted_perceiver_reading_is_one_the_judge_can_load(tmp_path):
-    """Each correct perceiver of tests/test_grader.py's OTHER_BLOCKS, at the course's size: the judge maps its
+    """Each correct perceiver of tests/checks/test_grader.py's OTHER_BLOCKS, at the course's size: the judge maps its
     params onto the course's model (params.fit) and one of its readings gives the student model's
     own logits, so the prediction check can follow whatever reading the student wrote."""
     import torch

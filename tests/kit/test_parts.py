@@ -1,7 +1,7 @@
 """src/kit/parts.py: an empty student part is named in one sentence; a written part, right or wrong, is left alone.
 
 The end-to-end checks (every run.sh target of the generated starter names the next function to write) are in
-tests/test_release.py; these pin the checks themselves, one part at a time, on the reference's own classes."""
+tests/tools/test_release.py; these pin the checks themselves, one part at a time, on the reference's own classes."""
 
 import random
 

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
 NOTEBOOK = ROOT / "src" / "submission" / "mingpt-demo" / "play_char.ipynb"
@@ -55,6 +57,7 @@ def test_notebook_ships_in_the_starter_but_not_in_the_submission_zip():
     assert NOTEBOOK.suffix == ".ipynb" and NOTEBOOK.parent.parent.name == "submission"
 
 
+@pytest.mark.slow  # the notebook trains in a process of its own
 def test_notebook_cells_run_in_order_and_learn():
     env = {**os.environ, "PLAY_CHAR_QUICK": "1", "OMP_NUM_THREADS": "1"}
     r = subprocess.run([sys.executable, "-c", RUN_CELLS, str(NOTEBOOK)], cwd=NOTEBOOK.parent, env=env,

@@ -253,6 +253,7 @@ def test_helper_passes_the_writer_on(corpus, world):
     assert tconf.writer is None
 
 
+@pytest.mark.slow  # run.py or run.sh in processes of their own
 def test_training_imports_no_tensorboard(world):
     path, _ = world
     code = f"""
@@ -304,6 +305,7 @@ def pretrain_args(path, *extra):
             *SMALL_FLAGS, *extra]
 
 
+@pytest.mark.slow  # run.py or run.sh in processes of their own
 def test_run_py_resume_needs_a_checkpoint(world):
     path, _ = world
     r = run_py(*pretrain_args(path, "--resume"))
@@ -394,6 +396,7 @@ def test_plot_losses_draws_a_png(tmp_path):
     assert (tmp_path / "out" / "l.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow  # run.py or run.sh in processes of their own
 def test_run_sh_passes_resume_on(world, tmp_path):
     from test_run import run_sh
 

@@ -118,6 +118,7 @@ def trained(tmp_path_factory):
     return vocab, models, questions
 
 
+@pytest.mark.slow  # hundreds of questions, one at a time as well
 @pytest.mark.parametrize("perceiver", [False, True])
 @pytest.mark.parametrize("batch_size", [256, 5])
 def test_batched_predictions_identical_to_one_at_a_time(trained, perceiver, batch_size):
@@ -133,6 +134,7 @@ def test_batched_predictions_identical_to_one_at_a_time(trained, perceiver, batc
     assert any(len(q) + 1 + MAX_ANSWER_CHARS - 1 > BLOCK for q in questions)
 
 
+@pytest.mark.slow  # hundreds of questions, one at a time as well
 @pytest.mark.parametrize("perceiver", [False, True])
 def test_batched_predictions_with_a_shared_prefix(trained, perceiver):
     """All of the world's questions start with "Where was " (10 positions, more than the bottleneck of
@@ -145,6 +147,7 @@ def test_batched_predictions_with_a_shared_prefix(trained, perceiver):
     assert predict_places(model, same, vocab, device) == reference
 
 
+@pytest.mark.slow  # the models the module trains first, for a few hundred steps
 def test_batched_predictions_notice_a_position_shift(trained):
     """Left-padding the prompts (shifting their positions) changes answers: the comparison above
     would catch a decoder that got absolute positions wrong."""
@@ -183,6 +186,7 @@ def with_down_block(model, **kwargs):
     return twin.eval()
 
 
+@pytest.mark.slow  # hundreds of questions, one at a time as well
 @pytest.mark.parametrize("whole_basis_only", [False, True])
 def test_a_down_block_with_other_names_takes_the_fast_path(trained, whole_basis_only, capsys):
     """The basis is found by what it is, not by its name: a correct block with other names and a (m, n_embd)
@@ -200,6 +204,7 @@ def test_a_down_block_with_other_names_takes_the_fast_path(trained, whole_basis_
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.slow  # the models the module trains first, for a few hundred steps
 def test_the_slice_of_the_basis_is_tried_first(trained):
     """The reference's block runs on a slice of its basis C, not on the whole basis (which costs more)."""
     vocab, models, questions = trained
@@ -226,6 +231,7 @@ def _cached_step_raises(model):
     return CachedDecoder, "step", broken
 
 
+@pytest.mark.slow  # hundreds of questions, one at a time as well
 @pytest.mark.parametrize("perceiver", [False, True])
 @pytest.mark.parametrize("breakage, why", [(_cached_step_tilted, "differ from the forward pass's by"),
                                            (_cached_step_raises, "RuntimeError: the cache broke")])
@@ -246,6 +252,7 @@ def test_batched_predictions_fall_back_when_cached_decoding_disagrees(trained, p
     assert "disagree" not in err
 
 
+@pytest.mark.slow  # the models the module trains first, for a few hundred steps
 @pytest.mark.parametrize("perceiver", [False, True])
 def test_batched_predictions_use_the_fast_path_on_a_sound_model(trained, perceiver, capsys):
     vocab, models, questions = trained

@@ -3,7 +3,7 @@ limit, crash the grader or blow up its judge with what the worker sends, or take
 processes, disk or the files of later gradings.
 
 The attacks run as root through grader.py on a copy of src/ with a few tests selected (the same code as the
-Gradescope bundle, which tests/test_grader_isolation.py attacks whole), each planted in the reference's
+Gradescope bundle, which tests/harness/test_grader_isolation.py attacks whole), each planted in the reference's
 helper.py around the function one test calls.  The protocol's parent side is also fed garbage directly.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import free_uid, make_deep_tree
-from test_grader import copy_src, make_data, make_solution, run_grader
+from gradings import copy_src, make_data, make_solution, run_grader
 
 import graderUtil
 from grading import process, protocol, users
@@ -239,6 +239,7 @@ _ATTACKS = {{"1c-0-basic": _plant_pth}}
 '''
 
 
+@pytest.mark.grader
 @root_only
 def test_a_pth_file_planted_for_the_next_worker_never_runs_as_root(tmp_path, data, worker_uid, spy):
     """A process left by one test plants a .pth file into each later worker's HOME (its user site-packages) as
@@ -306,6 +307,7 @@ def bomb(tmp_path_factory):
     shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.mark.grader
 @root_only
 def test_what_a_worker_sends_is_checked_and_cannot_stall_crash_or_blow_up_the_grader(tmp_path, data, worker_uid,
                                                                                        bomb):
@@ -400,6 +402,7 @@ _ATTACKS = {"1c-0-basic": _memory, "1c-1-basic": _forks, "1f-0-basic": _threads,
 '''
 
 
+@pytest.mark.grader
 @root_only
 def test_memory_processes_threads_output_and_files_are_bounded_and_removed(tmp_path, data, worker_uid):
     """Tests whose student code maps 8 GiB, forks 300 children that ignore SIGTERM, starts 300 threads, prints
@@ -439,6 +442,7 @@ _ATTACKS = {"1c-0-basic": _leave}
 '''
 
 
+@pytest.mark.grader
 @root_only
 def test_an_error_in_the_grader_itself_still_kills_and_removes_what_the_workers_left(tmp_path, data, worker_uid,
                                                                                      monkeypatch, capsys):
@@ -496,6 +500,7 @@ _ATTACKS = {{"1c-0-basic": _deep}}
 """
 
 
+@pytest.mark.grader
 @root_only
 def test_trees_too_deep_for_a_recursive_walk_and_odd_files_are_removed(tmp_path, data, worker_uid, spy):
     """The worker leaves, in /tmp and in its own folder, a tree 1,500 folders deep (a recursive walk raised
@@ -556,6 +561,7 @@ IN_A_SESSION_KEYRING = (
     "os.execv(sys.argv[1], sys.argv[1:])")
 
 
+@pytest.mark.grader
 @root_only
 def test_no_message_queue_or_key_outlives_the_grading_and_roots_keys_stay_roots(tmp_path, data, worker_uid):
     """The student's code leaves a POSIX message queue (where /dev/mqueue is not mounted it is in no folder) and
@@ -664,6 +670,7 @@ def cpuset_usable():
     return controllers.is_file() and "cpuset" in controllers.read_text().split()
 
 
+@pytest.mark.grader
 @root_only
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: nothing to widen to")
 def test_a_grading_cannot_take_cores_beyond_its_own(tmp_path, data, worker_uid):
@@ -683,6 +690,7 @@ def test_a_grading_cannot_take_cores_beyond_its_own(tmp_path, data, worker_uid):
     assert leftovers(worker_uid) == []
 
 
+@pytest.mark.grader
 @root_only
 def test_where_no_cgroup_can_be_made_the_grading_runs_as_before_and_says_so(tmp_path, data, worker_uid,
                                                                             monkeypatch, capsys):
@@ -791,6 +799,7 @@ def test_reclaim_removes_what_a_grader_killed_before_its_clean_up_left(monkeypat
         graderUtil.remove_folder(stale)
 
 
+@pytest.mark.grader
 @root_only
 def test_a_failure_of_the_graders_own_still_writes_results_json_and_leaves_no_folder(tmp_path, data, worker_uid,
                                                                                      monkeypatch):

@@ -25,11 +25,12 @@ def run_sh(*args, env=None):
                           env={**os.environ, **(env or {})}, cwd="/")
 
 
+@pytest.mark.slow  # run.py, run.sh or the demo in processes of their own
 @pytest.mark.parametrize("variant", ["vanilla", "perceiver"])
 def test_pretrain_finetune_evaluate(world, variant):
     path, people = world
     common = ["--variant", variant, "--pretrain_corpus_path", str(path / "wiki.txt"), *SMALL_FLAGS]
-    # the course's run.sh passes --no-compile and a backend to every target (tests/test_compile.py compiles)
+    # the course's run.sh passes --no-compile and a backend to every target (tests/kit/test_compile.py compiles)
     r = run_py("--function", "pretrain", "--writing_params_path", str(path / "pre.params"), "--no-compile",
                "--backend=inductor", *common)
     assert r.returncode == 0, r.stderr
@@ -51,6 +52,7 @@ def test_pretrain_finetune_evaluate(world, variant):
     assert len((path / "t.pred").read_text(encoding="utf-8").splitlines()) == n_dev
 
 
+@pytest.mark.slow  # run.py, run.sh or the demo in processes of their own
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs os.sched_setaffinity (Linux)")
 def test_a_training_run_on_a_one_core_machine_prints_no_framework_warning(world, tmp_path):
     """The course's 4 DataLoader workers (helper.py keeps them) on a machine with fewer cores: run.py starts no
@@ -71,6 +73,7 @@ def test_a_training_run_on_a_one_core_machine_prints_no_framework_warning(world,
     assert "Warning" not in r.stderr, r.stderr[-2000:]
 
 
+@pytest.mark.slow  # run.py, run.sh or the demo in processes of their own
 def test_user_errors_are_one_clear_sentence(world):
     path, _ = world
     r = run_py("--function", "evaluate", "--variant", "vanilla")
@@ -93,6 +96,7 @@ def one_sentence(r, *fragments):
         assert fragment in lines[0], lines[0]
 
 
+@pytest.mark.slow  # run.py, run.sh or the demo in processes of their own
 def test_bad_inputs_are_one_sentence_and_overwrite_nothing(world):
     from submission.dataset import CharCorruptionDataset
     from submission.model import GPT, GPTConfig
@@ -146,6 +150,7 @@ def copy_of_src(tmp_path):
     return dst
 
 
+@pytest.mark.slow  # run.py, run.sh or the demo in processes of their own
 def test_a_bug_inside_student_code_keeps_its_traceback(world, tmp_path):
     path, _ = world
     src = copy_of_src(tmp_path)
@@ -185,6 +190,7 @@ DELIVERABLES = ["vanilla.model.params", "vanilla.nopretrain.dev.predictions", "v
                 "perceiver.pretrain.dev.predictions", "perceiver.pretrain.test.predictions"]
 
 
+@pytest.mark.slow  # run.py, run.sh or the demo in processes of their own
 def test_all_targets_in_sequence(world, tmp_path_factory):
     data, _ = world
     out = tmp_path_factory.mktemp("out")
@@ -268,6 +274,7 @@ def test_collect_submission_zips_the_18_files_flat(tmp_path):
     assert r.returncode == 2 and "is a directory" in r.stderr
 
 
+@pytest.mark.slow  # run.py, run.sh or the demo in processes of their own
 def test_demo_pipeline_smoke(world, tmp_path_factory):
     data, _ = world
     out = tmp_path_factory.mktemp("demo")

@@ -305,6 +305,7 @@ print("course API ok")
 """
 
 
+@pytest.mark.slow  # a script in a process of its own
 def test_the_package_exposes_the_course_api_to_a_script_run_from_src(world):
     import subprocess
     import sys

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-COURSE = Path(__file__).resolve().parents[1].parent / "shared" / "course-data"
+ROOT = Path(__file__).resolve().parents[2]
+COURSE = ROOT.parent / "shared" / "course-data"
 import measure
 
 pytestmark = pytest.mark.skipif(not (COURSE / "wiki.txt").is_file(),

@@ -7,6 +7,7 @@ CUDA alone."""
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -40,6 +41,7 @@ def train_small(compile):
     return trainer, [loss for *_, loss, _ in losses]
 
 
+@pytest.mark.slow  # run.py in a process of its own, or torch.compile
 @pytest.mark.skipif(training.compile_problem("cpu") is not None, reason="torch.compile cannot run on this CPU")
 def test_compiled_training_on_the_cpu_matches_the_uncompiled_run():
     import torch._dynamo
@@ -87,6 +89,7 @@ def test_the_fused_adamw_takes_the_same_steps_as_the_course_s(monkeypatch):
         torch.testing.assert_close(value, runs[False][0][name], rtol=0, atol=1e-5, msg=name)
 
 
+@pytest.mark.slow  # run.py in a process of its own, or torch.compile
 def test_a_backend_torch_lacks_is_one_sentence(world):
     path, _ = world
     r = run_py("--function", "pretrain", "--variant", "vanilla", "--pretrain_corpus_path", str(path / "wiki.txt"),
@@ -102,7 +105,7 @@ def test_a_backend_torch_lacks_is_one_sentence(world):
 
 def run_sh_args(*args, cwd=None, script=ROOT / "run.sh"):
     """What run.sh hands to run.py, read off a stand-in for python that prints its arguments."""
-    fake = ROOT / "tests" / "print_args.sh"
+    fake = Path(__file__).with_name("print_args.sh")
     r = subprocess.run(["bash", str(script), *args], capture_output=True, text=True, timeout=60,
                        cwd=cwd or "/", env={**os.environ, "PYTHON": str(fake)})
     return r, r.stdout.split("\n")[0].split("\0")[1:] if r.stdout.startswith("ARGS") else None
@@ -152,6 +155,7 @@ def pretrain_small(path, *extra, block_tensorboard=False):
                           cwd=ROOT / "src")
 
 
+@pytest.mark.slow  # run.py in a process of its own, or torch.compile
 def test_training_writes_the_course_s_tensorboard_log(world):
     pytest.importorskip("tensorboard")  # requirements-dev.txt installs it
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -168,6 +172,7 @@ def test_training_writes_the_course_s_tensorboard_log(world):
     assert [e.step for e in loss] == list(range(1, steps + 1)) and len(events.Scalars("train/lr")) == steps
 
 
+@pytest.mark.slow  # run.py in a process of its own, or torch.compile
 def test_without_tensorboard_training_writes_no_tensorboard_log(world):
     path, _ = world
     r = pretrain_small(path, block_tensorboard=True)

@@ -97,6 +97,7 @@ def read_csv(path):
         return {row["submission"]: row for row in csv.DictReader(f)}
 
 
+@pytest.mark.grader
 def test_a_class_is_graded_into_one_row_per_submission(graded, data):
     subs, out, proc = graded
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -118,6 +119,7 @@ def test_a_class_is_graded_into_one_row_per_submission(graded, data):
     assert "1e-0-basic" in rows["alice"] and "1g-0-basic" not in rows["alice"]  # only the selected tests
 
 
+@pytest.mark.grader
 def test_broken_zip_import_error_and_missing_files_are_rows_with_a_reason(graded):
     _, out, proc = graded
     rows = read_csv(out)
@@ -135,6 +137,7 @@ def test_broken_zip_import_error_and_missing_files_are_rows_with_a_reason(graded
     assert "erin: cannot read the submission" in proc.stdout
 
 
+@pytest.mark.grader
 def test_identical_predictions_are_flagged_as_a_pair(graded):
     _, out, proc = graded
     with open(out.with_name("grades.pairs.csv"), newline="", encoding="utf-8") as f:
@@ -145,6 +148,7 @@ def test_identical_predictions_are_flagged_as_a_pair(graded):
     assert "alice ~ bob" in proc.stdout
 
 
+@pytest.mark.grader
 def test_a_rerun_grades_only_new_or_changed_submissions(graded, data, monkeypatch, capsys):
     subs, out, _ = graded
     before = out.read_text(encoding="utf-8")
@@ -167,6 +171,7 @@ def test_a_rerun_grades_only_new_or_changed_submissions(graded, data, monkeypatc
     assert sorted(calls[1:]) == ["alice", "bob", "dave", "erin", "frank"]
 
 
+@pytest.mark.grader
 def test_the_reference_earns_the_written_part_and_every_cell_states_its_status(tmp_path, data):
     """The grading copy holds every file the grader imports (grader.GRADING_FILES): the written part's checks
     run and the reference earns its 10 extra-credit points; a judged hidden test is graded; the 0-point info
@@ -273,6 +278,7 @@ def bomb_zip(path, files, member, inflated):
                 out.write(zeros)
 
 
+@pytest.mark.grader
 def test_no_upload_stops_a_class_run_takes_its_memory_or_is_read_through_a_link(tmp_path, data, deep_tree):
     """Uploads that each stopped a whole grade_class run, or cost root's memory: a folder with a tree 1,500 deep
     (RecursionError before anyone was graded) and a copy of model.py under a name that is not UTF-8 and holds a
@@ -381,6 +387,7 @@ def test_an_upload_is_copied_in_pieces_and_one_past_the_limits_is_refused(tmp_pa
             upload.Upload(path)
 
 
+@pytest.mark.grader
 def test_a_failure_of_grade_classs_own_costs_one_row_and_a_stuck_grader_is_stopped(tmp_path, data, monkeypatch):
     """A bug of grade_class's while grading one submission (here: unpacking it raises) is that row's problem, in
     one sentence, and the others are graded (it ended the whole run).  A grader past the outer time limit is

@@ -16,7 +16,7 @@ import pytest
 import graderUtil  # noqa: F401  (puts the grader's folder on the path and configures the registry)
 from grading import cli, forkserver, process
 from grading.registry import SRC
-from test_grader import make_data, make_solution
+from gradings import make_data, make_solution
 
 # a worker's configuration without tests: it says it is ready, then done
 NO_TESTS = {"tests": [], "threads": 1, "submission_dir": ".", "data_dir": ".", "predictions_dir": "."}
@@ -148,6 +148,7 @@ def test_students_workers_and_judges_are_forked_by_servers_of_their_own(monkeypa
     assert r._fork_server({"threads": 2}) is None  # none starts once the run is closing
 
 
+@pytest.mark.grader
 def test_without_a_fork_server_each_worker_is_started_and_grades_alike(tmp_path, monkeypatch, capsys):
     """Where there is no fork server (macOS, Windows) every worker and judge is a process of its own: the
     reference still passes a basic test, a hidden one with its reference, and their judges."""

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SRC, free_uid
-from test_release import answers_of, bundle, rehearse, starter  # noqa: F401  (fixtures)
+from gradings import rehearse
 
 import graderUtil
 from grading import users
@@ -163,6 +163,7 @@ def assert_nothing_left(spy_dir, uid, results_path, before):
     assert results_path.read_text() == before
 
 
+@pytest.mark.grader
 @root_only
 def test_attacks_from_the_empty_starter_earn_nothing(bundle, starter, spy, open_root):  # noqa: F811
     spy_dir, uid = spy
@@ -196,6 +197,7 @@ def test_attacks_from_the_empty_starter_earn_nothing(bundle, starter, spy, open_
     assert by_id["1e-0-basic"]["status"] == "failed"
 
 
+@pytest.mark.grader
 @root_only
 def test_a_model_made_by_hand_earns_nothing_through_the_bundle(bundle, starter, spy, tmp_path):  # noqa: F811
     """The issue's attack through Gradescope: the empty starter with params written by a script (no training)
@@ -226,6 +228,7 @@ def test_a_model_made_by_hand_earns_nothing_through_the_bundle(bundle, starter, 
             assert "earns no accuracy points" in t["output"] and "it has not learned them" in t["output"], t
 
 
+@pytest.mark.grader
 @root_only
 def test_reference_keeps_every_point_and_a_leftover_cannot_rewrite_the_results(bundle, spy, tmp_path):  # noqa: F811
     import course_params
@@ -256,6 +259,7 @@ for _spec in _main.REGISTRY.values():  # every test "passes" in this process
 '''
 
 
+@pytest.mark.grader
 @root_only
 def test_patching_the_grader_in_memory_wins_nothing(bundle, starter, spy, tmp_path):  # noqa: F811
     """Code that patches the grader in its own process (every test "passes" there) wins nothing: every verdict
@@ -268,6 +272,7 @@ def test_patching_the_grader_in_memory_wins_nothing(bundle, starter, spy, tmp_pa
         [(t["number"], t["output"][:100]) for t in results["tests"] if t["score"]]
 
 
+@pytest.mark.grader
 def test_off_root_nothing_changes_but_hidden_tests_are_still_judged(tmp_path, monkeypatch, capsys):
     """As on a student's laptop (the grader told it is not root, when this suite runs as root): no copies, no
     user switch, the tests run as before; the hidden tests are decided by judge processes all the same."""
@@ -298,6 +303,7 @@ raise RuntimeError("spy uid=%d answers=%s solution=%s other_sandboxes=%s" % (
 '''
 
 
+@pytest.mark.grader
 @root_only
 def test_grade_class_grades_each_submission_as_a_user_of_its_own(tmp_path):
     """tools/grade_class.py as root: the student's code runs unprivileged, as on Gradescope, and cannot read the
@@ -351,6 +357,7 @@ CharCorruptionDataset.__init__ = _slow_init
 '''
 
 
+@pytest.mark.grader
 @root_only
 def test_two_graders_at_once_as_root_each_kill_only_what_they_started(tmp_path, monkeypatch):
     """An instructor grading a class while a TA re-grades one student: each grader runs the student's code as a

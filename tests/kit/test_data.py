@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "src" / "data"
 import generate
 import measure
@@ -157,6 +157,7 @@ def test_birthplace_named_early_when_named(world):
     assert 0.85 <= named / len(lines) <= 0.95
 
 
+@pytest.mark.slow  # reads every line of the world against every place
 def test_lines_carry_distractor_places(world):
     """Most lines name places other than the birthplace (studied, worked, died...)."""
     places = {p.name for c in generate.load_countries() for p in c.places}

@@ -10,15 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from gradings import rehearse
 
 import release
-
-
-@pytest.fixture(scope="module")
-def starter(tmp_path_factory):
-    out = tmp_path_factory.mktemp("release") / "starter"
-    release.build_student(out)
-    return out
 
 
 def instructor_python_files():
@@ -274,40 +268,6 @@ def test_the_readmes_say_how_to_install_the_cpu_torch_that_requirements_pins(rea
     assert commands and set(commands) == {torch_pin()}
 
 
-def requirement_pins(python="3.11"):
-    """requirements.txt's pins for one Python version: its lines, each environment marker decided for it (the
-    markers there compare python_version with >= or < only)."""
-    pins = []
-    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
-        line = line.split("#")[0].strip()
-        if not line:
-            continue
-        pin, _, marker = (part.strip() for part in line.partition(";"))
-        if marker:
-            op, version = re.fullmatch(r'python_version (>=|<) "([\d.]+)"', marker).groups()
-            newer = tuple(map(int, python.split("."))) >= tuple(map(int, version.split(".")))
-            if newer != (op == ">="):
-                continue
-        pins.append(pin)
-    return pins
-
-
-def test_the_conda_environment_is_at_both_paths_and_pins_the_requirements(starter):
-    """environment.yml sits at the top level and at src/environment.yml (the handout's path), the same file at
-    both: its pip section writes out requirements.txt's pins for its Python (a relative -r path, which conda
-    reads from the file's folder, could not be right from both)."""
-    env = (ROOT / "environment.yml").read_text(encoding="utf-8")
-    for root in (ROOT, starter):
-        assert (root / "src" / "environment.yml").read_text(encoding="utf-8") == env
-        assert (root / "environment.yml").read_text(encoding="utf-8") == env
-    python = re.search(r"^\s*- python=([\d.]+)$", env, re.MULTILINE).group(1)
-    pins = re.findall(r"^ {6}- (\S+)$", env, re.MULTILINE)
-    assert pins == requirement_pins(python)
-    for readme in (ROOT / "README.md", starter / "README.md"):
-        conda = re.findall(r"conda env create -f ([\w./-]+)", readme.read_text(encoding="utf-8"))
-        assert conda and all(f in ("environment.yml", "src/environment.yml") for f in conda)
-
-
 def test_nothing_in_the_starter_reads_or_rebuilds_the_held_out_answers(starter):
     names = {p.relative_to(starter).as_posix() for p in starter.rglob("*") if p.is_file()}
     assert not {"tools/data/generate.py", "tools/data/measure.py", "tools/data/world_lists.py"} & names
@@ -443,68 +403,6 @@ def test_refuses_a_non_empty_output_folder(tmp_path):
     assert (tmp_path / "keep.txt").read_text() == "mine"
 
 
-def answers_of(path):
-    return [line.split("\t")[1] for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-@pytest.fixture(scope="module")
-def bundle(tmp_path_factory):
-    import zipfile
-
-    zip_path = release.build_autograder(tmp_path_factory.mktemp("bundle") / "autograder.zip")
-    with zipfile.ZipFile(zip_path) as zf:
-        names = zf.namelist()
-        assert {"setup.sh", "run_autograder", "answers/birth_test.tsv", "solution/model.py",
-                "starter/src/grader.py"} <= set(names)
-        assert not any(n.startswith("starter/") and n.endswith("birth_test.tsv") for n in names)
-        modes = {i.filename: i.external_attr >> 16 for i in zf.infolist()}
-        assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
-    return zip_path
-
-
-def rehearse(bundle, root, files, prepare=None):
-    """Lay out Gradescope's folders under root, upload files {name: text or bytes} as the student does (the flat
-    zip that collect_submission writes, which Gradescope unpacks into submission/), run the bundle.
-    prepare(source), when given, returns more files to upload, after changing the unpacked bundle (its data)."""
-    import zipfile
-
-    import collect_submission
-
-    with zipfile.ZipFile(bundle) as zf:
-        zf.extractall(root / "source")
-    if prepare is not None:
-        files = {**files, **prepare(root / "source")}
-    mine = root / "student"
-    mine.mkdir()
-    for name, text in files.items():
-        if isinstance(text, bytes):
-            (mine / name).write_bytes(text)
-        else:
-            (mine / name).write_text(text, encoding="utf-8")
-    assert collect_submission.main(["--submission_dir", str(mine), "--out", str(root / "submission.zip")]) == 0
-    with zipfile.ZipFile(root / "submission.zip") as zf:
-        assert all("/" not in n for n in zf.namelist())
-        zf.extractall(root / "submission")
-    if "grader.py" in files:  # an extra file uploaded by hand must be ignored
-        (root / "submission" / "grader.py").write_text(files["grader.py"], encoding="utf-8")
-    # setup.sh's venv, standing in: a script under the venv's path that runs this Python (run_autograder
-    # must run the grader with it; a symbolic link would lose this Python's own venv, if it runs in one).  And
-    # Gradescope runs its own copy of run_autograder, in /autograder, not the bundle's.
-    (root / "venv" / "bin").mkdir(parents=True)
-    (root / "venv" / "bin" / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-    (root / "venv" / "bin" / "python").chmod(0o755)
-    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
-    r = subprocess.run(["bash", str(root / "run_autograder")], capture_output=True, text=True,
-                       env={**__import__("os").environ, "AUTOGRADER_ROOT": str(root)}, timeout=900)
-    assert r.returncode == 0, r.stderr[-3000:]
-    import json
-
-    results = json.loads((root / "results" / "results.json").read_text())
-    for test in results["tests"]:
-        assert {"name", "score", "max_score", "output", "visibility"} <= set(test)
-    return results
-
-
 GRADESCOPE = ROOT / "tools" / "gradescope"
 
 
@@ -570,6 +468,7 @@ def local_imports(path, src):
     return found
 
 
+@pytest.mark.grader
 def test_the_bundle_holds_every_file_the_grader_imports(bundle, tmp_path):
     import zipfile
 
@@ -639,6 +538,7 @@ def test_the_autograder_takes_no_symbolic_link(tmp_path):
     assert upload.Upload(tmp_path / "up").choose(["model.py", "helper.py"]).chosen == {}
 
 
+@pytest.mark.grader
 def test_gradescope_bundle_gives_the_solution_full_marks(bundle, tmp_path):
     import course_params
 
@@ -653,6 +553,7 @@ def test_gradescope_bundle_gives_the_solution_full_marks(bundle, tmp_path):
     assert results["score"] == sum(t["max_score"] for t in results["tests"]) > 40
 
 
+@pytest.mark.grader
 def test_gradescope_bundle_gives_the_empty_starter_zero(bundle, starter, tmp_path):
     files = {p.name: p.read_text(encoding="utf-8") for p in (starter / "src" / "submission").glob("*.py")}
     results = rehearse(bundle, tmp_path, files)
@@ -660,6 +561,7 @@ def test_gradescope_bundle_gives_the_empty_starter_zero(bundle, starter, tmp_pat
     assert len(results["tests"]) >= 30 and all(t["score"] == 0 for t in results["tests"])
 
 
+@pytest.mark.grader
 def test_starter_grader_runs_to_the_summary(starter):
     r = subprocess.run([sys.executable, "grader.py"], cwd=starter / "src", capture_output=True, text=True,
                        timeout=600)
@@ -668,34 +570,3 @@ def test_starter_grader_runs_to_the_summary(starter):
     assert f"Total basic: 0/{total} points" in r.stdout and total > 20
     assert "hidden - graded after submission" in r.stdout
     assert "Extra credit: 0/" in r.stdout
-
-
-def test_src_is_put_on_sys_path_in_one_place():
-    """tools/srcpath.py is the one module that puts src/ on sys.path (issue 32): the tools import it; src/'s scripts
-    and the tests need none (Python puts a script's folder first; pytest.ini's pythonpath).  The other places:
-    the student's dataset.py, whose `python dataset.py charcorruption` (the handout's command, run in
-    src/submission/) prints examples with src/examples.py, and tools/bench/bench.py, a script one folder below
-    tools/, which puts tools/ there to find srcpath.py."""
-    tracked = subprocess.run(["git", "ls-files", "*.py"], cwd=ROOT, capture_output=True, text=True,
-                             check=True).stdout.split()
-    editing = sorted(name for name in tracked
-                     if re.search(r"sys\.path(\.insert|\.append|\[:0\]| *\+?= )",
-                                  (ROOT / name).read_text(encoding="utf-8")))
-    assert editing == ["src/submission/dataset.py", "tools/bench/bench.py", "tools/srcpath.py"]
-
-
-# The scripts of src/ that people run (README, "Who reads what in src/"); every other module there is internal.
-SRC_SCRIPTS = {"run.py", "grader.py", "london_baseline.py", "plot_losses.py", "collect_submission.py", "examples.py",
-               "demo.py", "attention_simulation.py"}
-
-
-def test_src_keeps_the_scripts_people_run_apart_from_the_internals_they_use():
-    """Only the scripts have a __main__, and a usage line (`python ...` or `./run.sh ...`) in their docstring; an
-    internal module that grew a main, or a new script, shows up here (and belongs in the README's list)."""
-    scripts = {p.name for p in (ROOT / "src").glob("*.py")
-               if re.search(r'^if __name__ == "__main__":', p.read_text(encoding="utf-8"), re.M)}
-    assert scripts == SRC_SCRIPTS
-    for name in sorted(scripts):
-        doc = (ROOT / "src" / name).read_text(encoding="utf-8")[:3000]
-        usage = rf"python3? (src/)?{re.escape(name)}|\./run\.sh {re.escape(name[:-3])}"
-        assert re.search(usage, doc), f"{name} has no usage line"
