@@ -13,7 +13,7 @@ parameter files) are taken from the submission and laid over a fresh copy of the
 cannot replace the grader.  Gradescope runs this as root: everything in the root folder but submission/
 and the grader's Python (setup.sh's venv/) is made readable by root only (answers, reference, results,
 submission_metadata.json), the grading copy lies in a root-only temporary folder, and the grader runs the
-student's code as an unprivileged user id of its own, see src/grading/__init__.py.
+student's code as an unprivileged user id of its own (docs/security.md).
 """
 
 import json

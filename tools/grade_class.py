@@ -26,7 +26,7 @@ The reference solution for the hidden tests is this repository's src/submission 
 held-out answers come from the data folder (--data-dir, default src/data).
 
 Run as root, each grader runs the student's code as an unprivileged user, exactly as on Gradescope (see
-src/grading/__init__.py): every grader picks and holds a user id of its own, so that killing what one submission
+docs/security.md): every grader picks and holds a user id of its own, so that killing what one submission
 left behind never touches another, nor a grader someone else runs on the machine.  The reference and the
 data are copied into a folder only root can read; a warning names the originals if that user could read them.
 """

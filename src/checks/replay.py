@@ -1,7 +1,7 @@
 """Record and replay: how the written part's checks (checks/written.py) run twice, and only the second run decides.
 
 Beside the student's code a check runs on a Recorder, which calls the student's functions and keeps what each
-returned, as data; in the judge, which never imports student code, the same check runs on a Replay of that data.
+returned, as data; in the judge (docs/security.md) the same check runs on a Replay of that data.
 A check is a fixed sequence of calls on seeded instances, so the replay asks for the same calls in the same order
 and sees the same values; what the student's process concluded never counts.  grader.py's written tests are
 observe_answers and check_answers with the name of a check of checks/written.py.  torch is imported only inside a

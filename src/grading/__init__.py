@@ -21,31 +21,8 @@ data set).  One job a module:
             visibility allows
   cli       grader.py's command line (main)
 
-Who can reach what (see "Isolation" below).  Every test has two halves: the test runs in a worker process beside
-the student's code and only reports what that code computed, as data (`ctx.report`); its check (grader_test)
-decides, in a second worker that never imports student code, from that data alone (and the reference solution or
-the held-out answers where it needs them).  What the student's process concludes never counts: a test it fails
-fails (failing early can only cost the student), a test it passes is the judge's to decide, so code that patches
-the grader in its own memory or forges the worker's messages wins nothing.  Code that writes the reports itself
-can only send data; a basic test whose data zero tensors would pass (shapes, causality) counts only where a
-hidden comparison of values at the same weights vouches for the same code (Spec.vouched_by, report.vouch).
-
-Isolation.  Run as root (Gradescope runs the autograder as root), the grader keeps the held-out answers, the
-reference solution and the results to itself.  A Sandbox holds, in a root-owned folder the workers can read
-but not change, copies of the submission (code, params, predictions) and of the data folder without the
-held-out files; each worker that runs student code gets a private temp folder there, joins the grading's
-cgroup (where the kernel allows one: cgroups.py bounds the grading's cores, memory and processes as a whole) and
-drops to the unprivileged user before the student's first line runs.  The answers, the reference and the results
-stay where they are, readable only by root (the Gradescope bundle makes them so; the header warns otherwise).
-Nothing the worker user can write is read by a process while it is root: a worker's Python starts without
-user site-packages and PYTHON* variables, in an environment of the parent's making (Worker), and its folder
-becomes the user's only after the drop (drop_privileges).  On Linux the workers are forked from the run's
-fork server, a process started the same way that has imported the grader, numpy and torch and reads nothing but
-the parent's requests; a forked worker keeps none of its descriptors and drops its privileges as a started one
-does, and the judges have a server of their own, which no student's process shares a memory image with
-(forkserver.py).  When the grading ends, every process of the user is killed and every file, IPC object,
-message queue and key it owns is removed (Sandbox.close); an id whose leftovers cannot all be removed is marked
-and never used again, and an id is cleaned before a grading uses it too (sandbox.claim_clean_user).
+Who can reach what, the two sides of every test (a test observes beside the student's code, its check decides in a
+judge) and the isolation as root are docs/security.md's: the threat model, stated once.
 
 Run the grader through grader.py (`python grader.py --help`): the worker processes run grader.py too, so
 that they know its tests.

@@ -43,11 +43,11 @@ def configure(description=None, student_deps=None, held_out=None, dataset_file=N
         settings.grading_files = tuple(grading_files)
 
 
-# The test registry.  A test has two sides (docs/security.md says why).  Its function runs beside the student's
-# code, gets a Context and observes: it hands what the code computed to ctx.report, or fails at once by raising
-# (Fail or AssertionError carry the message), which can only cost the student.  Its check runs in a judge, a worker
-# that never imports student code: check(ctx, report) passes by returning and fails by raising; its verdict is the
-# test's, and a string it returns is shown as an informational message.
+# The test registry.  A test has two sides (docs/security.md).  Its function runs beside the student's code, gets a
+# Context and observes: it hands what the code computed to ctx.report, or fails at once by raising (Fail or
+# AssertionError carry the message), which can only cost the student.  Its check runs in a judge:
+# check(ctx, report) passes by returning and fails by raising; its verdict is the test's, and a string it returns
+# is shown as an informational message.
 
 
 class Spec:
@@ -82,8 +82,8 @@ REGISTRY = {}
 def grader_test(tid, description, check, timeout=30, needs=(), info=False, extra_credit=False, group=None,
                 uses_torch=True, vouched_by=(), course_id=None, observe=None):
     """Register fn(ctx) as test `tid`, decided by check(ctx, report).  The check runs after fn passed in the
-    student's worker, in a judge that has the reference solution and the held-out answers and never imports
-    student code; `report` is what fn gave ctx.report (tensors, numbers, strings, lists, dicts), or None.
+    student's worker, in a judge that has the reference solution and the held-out answers (docs/security.md);
+    `report` is what fn gave ctx.report (tensors, numbers, strings, lists, dicts), or None.
     needs: "solution" and/or "answers" (pending where absent); info: a 0-point test that reports a number;
     extra_credit: its points count apart; group: tests of one group share a worker process (default: the question
     part, e.g. 1e); vouched_by: the hidden tests whose judged comparison vouches for what this test's student side

@@ -1,6 +1,6 @@
 """A grading run's sandbox as root: the Sandbox (the worker user, its copies of the submission and the data, its
 private folders, its cgroup) and its end, which kills whatever the user left running and removes whatever it
-made (cleanup.py).  The isolation model as a whole: grading/__init__.py."""
+made (cleanup.py).  The isolation model as a whole: docs/security.md."""
 
 import os
 import shutil

@@ -266,8 +266,8 @@ def worker_main():
 
     def send(obj):
         # The signature keeps lines that student code writes to this descriptor from counting as messages.
-        # It cannot stop code that reads the key from this process's memory; such code could claim a basic
-        # test's verdict, never a hidden one's, which a judge that never imports student code decides.
+        # It cannot stop code that reads the key from this process's memory; such code can only claim that the
+        # student's side passed, and every verdict is a judge's (docs/security.md).
         text = json.dumps(obj)
         mac = hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
         proto.write(json.dumps({"m": text, "h": mac}) + "\n")
