@@ -12,7 +12,7 @@
 #      /autograder, where Gradescope copies it; its results.json checked against the expected score.
 # It prints the time of each step and ends with status 0 only if every score is the one expected.  It needs
 # mmdebstrap (apt-get install mmdebstrap), network access to Debian's mirror and to PyPI, about 8 GB of disk
-# in WORK_DIR (default: a new folder under /var/tmp), and takes minutes: the README says how many.
+# in WORK_DIR (default: a new folder under /var/tmp), and takes minutes: docs/benchmarks.md says how many.
 set -euo pipefail
 
 DIST="${1:-bookworm}"

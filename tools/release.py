@@ -4,7 +4,8 @@
   python tools/release.py autograder OUT.zip    # a Gradescope autograder bundle
 
 The starter is made of the files git tracks, less those matched by tools/release_exclude.txt; its README.md
-is tools/STUDENT_README.md with the sections of README.md it names in include lines copied in.  In every
+is tools/STUDENT_README.md with the sections it names in include lines copied in (the demo's results, from
+docs/benchmarks.md).  In every
 Python file, the code between `### START CODE HERE ###` and `### END CODE HERE ###` is removed (every
 spelling students meet is recognised: the handout's `### START_CODE_HERE ###`, the course files'
 `### START CODE HERE`, with or without the underscores and the trailing ###): the markers stay, full-line
@@ -120,17 +121,18 @@ def solution_lines(text, name):
     return found
 
 
-# A line of tools/STUDENT_README.md that stands for a section of the instructor's README.md, copied in by the
-# release: the student's README shows it, and README.md stays its one home.
-INCLUDE = re.compile(r"^<!-- include README\.md: (?P<heading>.+?) -->$", re.MULTILINE)
+# A line of tools/STUDENT_README.md that stands for a section of one of the instructor's Markdown files (the demo's
+# results, docs/benchmarks.md), copied in by the release: the student's README shows it, and that file stays its
+# one home.
+INCLUDE = re.compile(r"^<!-- include (?P<file>[\w./-]+\.md): (?P<heading>.+?) -->$", re.MULTILINE)
 
 
-def readme_section(readme, heading):
+def readme_section(readme, heading, name="README.md"):
     """The section of a Markdown text headed `## heading`, up to the next heading of its level or higher."""
     lines = readme.splitlines(keepends=True)
     starts = [i for i, line in enumerate(lines) if line.rstrip() == f"## {heading}"]
     if len(starts) != 1:
-        raise ReleaseError(f"README.md has {len(starts)} sections headed '## {heading}'; "
+        raise ReleaseError(f"{name} has {len(starts)} sections headed '## {heading}'; "
                            "tools/STUDENT_README.md includes exactly one")
     end, fenced = len(lines), False
     for i in range(starts[0] + 1, len(lines)):
@@ -142,10 +144,16 @@ def readme_section(readme, heading):
 
 
 def student_readme(root=ROOT):
-    """tools/STUDENT_README.md with every include line replaced by that section of README.md."""
+    """tools/STUDENT_README.md with every include line replaced by that section of the file it names."""
     text = (root / "tools" / "STUDENT_README.md").read_text(encoding="utf-8")
-    readme = (root / "README.md").read_text(encoding="utf-8")
-    return INCLUDE.sub(lambda m: readme_section(readme, m.group("heading")), text)
+
+    def section(m):
+        source = root / m.group("file")
+        if not source.is_file():
+            raise ReleaseError(f"tools/STUDENT_README.md includes a section of {m.group('file')}, which is missing")
+        return readme_section(source.read_text(encoding="utf-8"), m.group("heading"), m.group("file"))
+
+    return INCLUDE.sub(section, text)
 
 
 def build_student(out_dir, root=ROOT):

@@ -4,7 +4,8 @@ grader.py's part (e) tests lean on this.  Beside the student's code, a test only
 student's dataset and reports them as data (observe_examples, observe_whole_line); the judge decodes them
 (Examples, whole_parts) and checks them (the check_* functions, one a test, given the numbers the test drew
 with).  Where a draw cannot even be turned into data (not a pair of LongTensors, a length the model cannot take)
-the student's side fails it at once: failing early can only cost the student, never earn a point.  Below, the bounds on a false failure of each number the part (e) judges check.
+the student's side fails it at once: failing early can only cost the student, never earn a point.  Below, the
+bounds on a false failure of each number the part (e) checks decide on.
 """
 
 from kit import course

@@ -1,5 +1,5 @@
 """tools/rehearse_gradescope.sh, the clean-room rehearsal of the Gradescope bundle, takes 10-15 minutes and
-network access (README: the instructor's section): these tests check the pieces that run here."""
+network access (docs/instructor.md): these tests check the pieces that run here."""
 
 import json
 import shutil
