@@ -277,7 +277,7 @@ def test_off_root_nothing_changes_but_hidden_tests_are_still_judged(tmp_path, mo
     """As on a student's laptop (the grader told it is not root, when this suite runs as root): no copies, no
     user switch, the tests run as before; the hidden tests are decided by judge processes all the same."""
     import grader
-    from test_grader import make_data, make_solution, write_predictions
+    from gradings import make_data, make_solution, write_predictions
 
     monkeypatch.setattr(users, "privileged", lambda: False)  # where the worker and main ask it
     data = make_data(tmp_path / "data")
@@ -312,7 +312,7 @@ def test_grade_class_grades_each_submission_as_a_user_of_its_own(tmp_path):
     import subprocess
     import sys
 
-    from test_grader import make_data
+    from gradings import make_data
 
     data = make_data(tmp_path / "data")
     subs = tmp_path / "submissions"
@@ -367,7 +367,7 @@ def test_two_graders_at_once_as_root_each_kill_only_what_they_started(tmp_path, 
     import subprocess
     import sys
 
-    from test_grader import copy_src, make_data
+    from gradings import copy_src, make_data
 
     monkeypatch.delenv("GRADER_WORKER_USER", raising=False)  # the grader's own choice, as on Gradescope
     data = make_data(tmp_path / "data")
