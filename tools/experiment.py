@@ -53,8 +53,8 @@ KIND, VERSION = "cs224n-experiment", 1
 MIN_SEEDS = 3  # a bar from fewer seeds says little about the spread of correct work
 MARGIN = 0.5  # the course's bars sit at about half of what correct work typically reaches
 # the params files whose learning the grader checks, with the checks that apply (checks/learned.py)
-LEARNED = {"vanilla.model.params": ("train",), "vanilla.finetune.params": ("train", "corpus"),
-           "perceiver.finetune.params": ("train", "corpus")}
+LEARNED = {"vanilla.model.params": ("question",), "vanilla.finetune.params": ("question", "corpus"),
+           "perceiver.finetune.params": ("question", "corpus")}
 # the prediction files of the model finetuned without pretraining, which the course grades by a count of correct
 # answers ("at least 1"), not a share
 WITHOUT_PRETRAINING = [t.writes for t in course.TARGETS if t.function == "evaluate"
@@ -123,7 +123,7 @@ def model_statistics(params, variant, data_dir, checks):
     stoi = course_vocab(data_dir / "wiki.txt")
     w = own_reading(params, variant, len(stoi), model, helper)
     out = {}
-    if "train" in checks:
+    if "question" in checks:
         out["train"] = training_record(w, data_dir / "birth_places_train.tsv", stoi)
     if "corpus" in checks:
         out["corpus"] = corpus_record(w, data_dir / "wiki.txt", stoi)
@@ -363,7 +363,7 @@ def summary(results):
 
 def spread(results_list):
     """{measure: {"min", "median", "max", "n"}} over every seed of one or more results: each prediction file's
-    accuracy and each params file's statistics (train accuracy, corpus gain)."""
+    accuracy and each params file's statistics (training questions answered, question gain, corpus gain)."""
     if isinstance(results_list, dict):
         results_list = [results_list]
     values = {}
@@ -375,6 +375,7 @@ def spread(results_list):
             for name, stats in seed.get("models", {}).items():
                 if "train" in stats and stats["train"]["asked"]:
                     values.setdefault(f"{name} train", []).append(stats["train"]["correct"] / stats["train"]["asked"])
+                    values.setdefault(f"{name} question", []).append(stats["train"]["question_gain"])
                 if "corpus" in stats and stats["corpus"]["gain"] is not None:
                     values.setdefault(f"{name} corpus", []).append(stats["corpus"]["gain"])
     return {k: {"min": min(v), "median": statistics.median(v), "max": max(v), "n": len(v)} for k, v in values.items()}
@@ -451,7 +452,7 @@ def calibrate(args):
         for check in checks:
             m = measured[f"{pname} {check}"]
             bar = floor_to(margin * m["min"])
-            rule["min_train_accuracy" if check == "train" else "min_corpus_gain"] = bar
+            rule[f"min_{check}_gain"] = bar
         learned[pname] = rule
     lift_problem = learned_bars_problem(learned, runs)
     if lift_problem and not args.rehearsal:
@@ -479,17 +480,15 @@ def calibrate(args):
 
 
 def learned_bars_problem(learned, runs):
-    """A sentence if a training-question bar would not tell a model from a constant answer: it must be at least
-    LIFT (checks/learned.py) times the most common place's share of the questions asked."""
-    from checks.learned import LIFT
+    """A sentence if a question bar would not tell a model that learned its training questions from chance: it must
+    be at least QUESTION_FLOOR (checks/learned.py) nats."""
+    from checks.learned import QUESTION_FLOOR
 
     for pname, rule in learned.items():
-        share = max(r["models"][pname]["train"]["constant_correct"] / r["models"][pname]["train"]["asked"]
-                    for _, _, r in runs)
-        if rule["min_train_accuracy"] < LIFT * share:
-            return (f"the correct runs' {pname} answer too few of their training questions: a bar of "
-                    f"{rule['min_train_accuracy']:.3f} is below {LIFT} x the constant answer's "
-                    f"{share:.3f}, so it cannot tell learning from a constant; look at the runs before calibrating")
+        if rule["min_question_gain"] < QUESTION_FLOOR:
+            return (f"the correct runs' {pname} know too little of their training questions: a bar of "
+                    f"{rule['min_question_gain']:.3f} nats is below {QUESTION_FLOOR:g}, which noise "
+                    "can reach, so it cannot tell learning from a constant; look at the runs before calibrating")
     return None
 
 

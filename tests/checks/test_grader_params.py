@@ -272,6 +272,7 @@ def test_a_model_made_by_hand_that_learned_nothing_earns_no_prediction_points(wo
         out = t[tid]["output"]
         assert t[tid]["status"] == "failed" and t[tid]["score"] == 0, out
         assert "earns no accuracy points" in out and "it has not learned them" in out, out
+        assert "only 0.00 nats more probable after their own question" in out, out  # it ignores the question
         assert "to every one gets" in out, out  # what the best constant answer gets, for comparison
 
 

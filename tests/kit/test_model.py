@@ -136,6 +136,28 @@ def test_attn_impl_picks_the_kernel(impl, fused, monkeypatch):
     assert len(calls) == (2 if fused else 0)
 
 
+def test_auto_attention_keeps_bf16_scores_in_fp32_as_on_a_gpu(monkeypatch):
+    """Under bf16 autocast "auto" takes the fused kernel on a CPU too: it computes the scores and the softmax in
+    fp32 (as CUDA's kernels do), where the math would round the scores to bf16 first.  Its output is the nearer
+    to the fp32 math's."""
+    calls = []
+    sdpa = F.scaled_dot_product_attention
+    monkeypatch.setattr(F, "scaled_dot_product_attention", lambda *a, **k: calls.append(1) or sdpa(*a, **k))
+    cfg = small_config(VOCAB, BLOCK)
+    torch.manual_seed(0)
+    attn = CausalSelfAttention(cfg).eval()
+    x = 3 * torch.randn(4, 40, cfg.n_embd)
+    attn.attn_impl = "math"
+    exact = attn(x)
+    outputs = {}
+    for impl in ("math", "auto"):
+        attn.attn_impl = impl
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            outputs[impl] = attn(x).float()
+    assert len(calls) == 1  # auto: fused
+    assert (outputs["auto"] - exact).abs().mean() < (outputs["math"] - exact).abs().mean()
+
+
 @pytest.mark.parametrize("perceiver", [False, True])
 def test_fused_model_matches_plain_math(perceiver):
     model = make(perceiver)

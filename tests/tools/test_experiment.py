@@ -123,8 +123,7 @@ def test_another_experiment_in_the_same_results_file_is_refused(rehearsal):
 
 def full_size(results, seeds, scale=1.0):
     """The rehearsal's record as if it came from the course's configuration: `seeds` copies of its seed, each
-    prediction accuracy and statistic scaled by scale + 0.01 * seed (so that the seeds differ), with a constant
-    answer that gets 1 of the training questions asked."""
+    prediction accuracy and statistic scaled by scale + 0.01 * seed (so that the seeds differ)."""
     made = copy.deepcopy(results)
     made["config"] = dict(made["config"], overrides={"pretrain": [], "finetune": []}, course=True)
     made["grade"] = dict(made["grade"], score=74, not_passed={})
@@ -138,7 +137,7 @@ def full_size(results, seeds, scale=1.0):
         for stats in s["models"].values():
             if "train" in stats:
                 stats["train"]["correct"] = round(stats["train"]["asked"] * min(1.0, (scale + 0.01 * k) * 0.8))
-                stats["train"]["constant_correct"] = 1
+                stats["train"]["question_gain"] = round((scale + 0.01 * k) * 6.0, 4)
             if "corpus" in stats:
                 stats["corpus"]["gain"] = round((scale + 0.01 * k) * 0.6, 4)
         made["seeds"][str(k)] = s
@@ -183,8 +182,8 @@ def test_calibrate_writes_the_row_of_the_data_set_with_its_bars_and_evidence(reh
     assert row["vanilla.pretrain.dev.predictions"] == {"min_accuracy": half(pretrain_dev)}
     nopretrain = lowest(made, lambda s: s["predictions"]["vanilla.nopretrain.test.predictions"]["correct"])
     assert row["vanilla.nopretrain.test.predictions"] == {"min_correct": max(1, nopretrain // 2)}
-    train = lowest(made, lambda s: s["models"]["vanilla.model.params"]["train"]["correct"] / 30)
-    assert row["learned"]["vanilla.model.params"] == {"min_train_accuracy": half(train)}
+    question = lowest(made, lambda s: s["models"]["vanilla.model.params"]["train"]["question_gain"])
+    assert row["learned"]["vanilla.model.params"] == {"min_question_gain": half(question)}
     gain = lowest(made, lambda s: s["models"]["perceiver.finetune.params"]["corpus"]["gain"])
     assert row["learned"]["perceiver.finetune.params"]["min_corpus_gain"] == half(gain) == 0.27
     evidence = row["evidence"]["accuracy"]
@@ -226,9 +225,9 @@ def test_calibrate_refuses_results_that_cannot_set_a_bar_with_one_sentence(rehea
     assert points.read_text(encoding="utf-8") == before
 
 
-def test_calibrate_refuses_a_training_bar_that_a_constant_answer_reaches(rehearsal, tmp_path):
+def test_calibrate_refuses_a_question_bar_that_noise_reaches(rehearsal, tmp_path):
     _, _, results, _, _ = rehearsal
-    made = full_size(results, 3, scale=0.1)  # 2 of 30 training questions: a bar of 1 / 30, what a constant gets
+    made = full_size(results, 3, scale=0.1)  # a question gain of 0.6 nats: a bar of 0.3, below the floor of 1
     r = experiment("calibrate", write(tmp_path, "a.json", made), "--points", str(points_copy(tmp_path)), "--row", "t")
     assert r.returncode == 2 and "cannot tell learning from a constant" in r.stderr, r.stderr
 
