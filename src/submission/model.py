@@ -23,7 +23,7 @@ class GPTConfig:
     attn_pdrop = 0.1
     perceiver = False
     bottleneck_dim = None
-    # "auto": fused scaled_dot_product_attention on CUDA, plain math on CPU; or "math" / "fused".
+    # "auto" (the fused scaled_dot_product_attention, on every device), "fused" or "math" (the formula spelt out)
     attn_impl = "auto"
 
     def __init__(self, vocab_size, block_size, **kwargs):
