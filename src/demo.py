@@ -38,9 +38,11 @@ class DemoConfig:
     # the lines are at most ~52 characters, so the trainer's padding trim keeps every step short.
     block_size = 128
     dropout = 0.0
-    # The perceiver's bottleneck covers a question and its answer (<= 45 characters) but not the whole
-    # pretraining sequence (up to ~54); 24 or 32 rows did worse (measured with only C normalised).
-    bottleneck_dim = 48
+    # The perceiver's bottleneck covers the whole pretraining sequence (a line of up to 52 characters and its two
+    # masks: at most 53 positions). Row i of the bottleneck reads positions 0..i, and the up block lets position t
+    # read rows 0..t; with fewer rows than positions, the end of a long line never reaches the middle layers.
+    # 64 rows memorised 74 of 86 dev biographies where 48 memorised 55 (seed 0, fp32), at a third more per step.
+    bottleneck_dim = 64
     # The perceiver learns the corpus about half as fast per epoch, so it gets twice the vanilla model's
     # epochs; 300 are enough for the vanilla lesson (the README's Demo results measure both).
     pretrain_epochs = {"vanilla": 300, "perceiver": 600}

@@ -290,3 +290,14 @@ def test_demo_pipeline_smoke(world, tmp_path_factory):
                       "perceiver.finetune"}
     r = run_sh("demo", "--world", str(out))
     assert r.returncode == 2 and "wiki.txt is missing" in r.stderr
+
+
+def test_the_demos_perceiver_bottleneck_covers_every_pretraining_sequence():
+    """Bottleneck row i reads input positions 0..i (a causal cross-attention), and the up block lets position t
+    read rows 0..t: with fewer rows than a sequence has positions, the end of a long line never reaches the middle
+    layers.  Span corruption adds two MASK characters to a line and the model reads all but the last character."""
+    import demo
+
+    lines = (ROOT / "src" / "data" / "demo" / "wiki.txt").read_text(encoding="utf-8").splitlines()
+    positions = max(len(line) for line in lines) + 2 - 1
+    assert positions <= demo.DemoConfig.bottleneck_dim < demo.DemoConfig.block_size
