@@ -17,6 +17,7 @@ import tempfile
 import time
 
 from grading.users import permitted
+from kit.fileio import FOLDER_FLAGS, walk_folders
 
 # The folders where any user may create files (sticky, world-writable): a worker's files there are removed when
 # the grading ends, with whatever the worker user made anywhere below them.  On the Debian 12 machine this was
@@ -25,10 +26,6 @@ from grading.users import permitted
 # neither cron nor at is installed (for an id that names no user, crontab and at refuse anyway).
 SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run/lock", "/var/lock")
 
-# A folder is opened never through a link (O_NOFOLLOW), only if it is one (O_DIRECTORY: a FIFO fails at once
-# instead of waiting for a writer), and not into a child the grader starts (O_CLOEXEC).
-DIR_FLAGS = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
-             | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
 # Folders held open at once while a tree is removed: a folder found deeper than that is first moved up, into the
 # tree's top folder (a rename: the same file system), so that a tree of any depth is removed with HELD
 # descriptors.
@@ -67,11 +64,11 @@ def shown(name, limit=200):
 
 
 def open_folder(name, dir_fd=None):
-    """The folder `name` (of the open folder dir_fd) opened with DIR_FLAGS.  Where that is refused (a folder its
+    """The folder `name` (of the open folder dir_fd) opened with FOLDER_FLAGS.  Where that is refused (a folder its
     owner made unsearchable, to a root without the right to override modes, as in some containers), the folder
     is made root's, mode 0700, first, through a descriptor that pins the folder itself (it is removed next)."""
     try:
-        return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
+        return os.open(name, FOLDER_FLAGS, dir_fd=dir_fd)
     except PermissionError:
         if not hasattr(os, "O_PATH"):
             raise
@@ -81,7 +78,7 @@ def open_folder(name, dir_fd=None):
         os.chmod(f"/proc/self/fd/{pinned}", 0o700)
     finally:
         os.close(pinned)
-    return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
+    return os.open(name, FOLDER_FLAGS, dir_fd=dir_fd)
 
 
 def remove_tree(name, dir_fd=None, budget=None):
@@ -142,7 +139,7 @@ def remove_user_files(uid, gid, folders, depth=64, budget=None):
             continue
         seen.add(real)
         try:
-            fd = os.open(real, DIR_FLAGS)
+            fd = os.open(real, FOLDER_FLAGS)
         except OSError:
             continue  # not on this system
         try:
@@ -155,46 +152,33 @@ def remove_user_files(uid, gid, folders, depth=64, budget=None):
 
 
 def _remove_owned(top, where, uid, gid, depth, budget, left):
-    """remove_user_files in one folder (the open descriptor top): a walk down the folders that are not uid's,
-    with a stack of open folders (at most `depth`), each with the names of its folders still to visit."""
-    stack = [(os.dup(top), where, None)]
-    try:
-        while stack:
-            fd, path, todo = stack[-1]
-            if todo is None:  # first visit: remove uid's entries, list the folders uid may search
-                todo = []
-                with os.scandir(fd) as entries:
-                    for entry in entries:
-                        budget.spend()
-                        try:
-                            st = entry.stat(follow_symlinks=False)
-                        except OSError:
-                            continue
-                        if st.st_uid == uid:
-                            try:
-                                if stat.S_ISDIR(st.st_mode):
-                                    remove_tree(entry.name, fd, budget)
-                                else:
-                                    os.unlink(entry.name, dir_fd=fd)
-                            except FileNotFoundError:
-                                pass
-                            except OSError as e:
-                                left.append(f"{path}/{shown(entry.name)} ({e.strerror})")
-                        elif stat.S_ISDIR(st.st_mode) and len(stack) <= depth and permitted(st, uid, gid, 1):
-                            todo.append(entry.name)
-                stack[-1] = (fd, path, todo)
-            if not todo:
-                stack.pop()
-                os.close(fd)
-                continue
-            name = todo.pop()
-            try:
-                stack.append((os.open(name, DIR_FLAGS, dir_fd=fd), f"{path}/{shown(name)}", None))
-            except OSError:
-                continue  # gone meanwhile, or not a folder any more
-    finally:
-        for fd, _, _ in stack:
-            os.close(fd)
+    """remove_user_files in one folder (the open descriptor top): a walk down the folders that are not uid's
+    (walk_folders: at most `depth` of them open at once)."""
+
+    def visit(fd, path, level):  # remove uid's entries, and list the folders uid may search
+        below = []
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                budget.spend()
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if st.st_uid == uid:
+                    try:
+                        if stat.S_ISDIR(st.st_mode):
+                            remove_tree(entry.name, fd, budget)
+                        else:
+                            os.unlink(entry.name, dir_fd=fd)
+                    except FileNotFoundError:
+                        pass
+                    except OSError as e:
+                        left.append(f"{path}/{shown(entry.name)} ({e.strerror})")
+                elif stat.S_ISDIR(st.st_mode) and level <= depth and permitted(st, uid, gid, 1):
+                    below.append(entry.name)
+        return below
+
+    walk_folders(top, where, visit, lambda path, name: f"{path}/{shown(name)}")
 
 
 def remove_folder(path, budget=None):
@@ -205,7 +189,7 @@ def remove_folder(path, budget=None):
     path = os.path.abspath(path)
     parent, name = os.path.split(path)
     try:
-        parent_fd = os.open(parent, DIR_FLAGS)
+        parent_fd = os.open(parent, FOLDER_FLAGS)
     except OSError as e:
         return [] if isinstance(e, FileNotFoundError) else [f"{path} ({e.strerror})"]
     try:

@@ -10,9 +10,10 @@ import threading
 from pathlib import Path
 
 from grading.cgroups import WorkerGroup, remove_stale_groups
-from grading.cleanup import DIR_FLAGS, SHARED_FOLDERS, remove_everything, remove_folder
+from grading.cleanup import SHARED_FOLDERS, remove_everything, remove_folder
 from grading.users import (WORKER_UIDS, UidClaim, claim_worker_user, is_named_user, kill_user_processes, mark_left,
                           user_pids)
+from kit.fileio import FOLDER_FLAGS, walk_folders
 
 __all__ = ["SHARED_FOLDERS", "Sandbox", "claim_clean_user", "copy_plain", "reclaim"]
 
@@ -178,40 +179,32 @@ def copy_plain(src, dst, skip=()):
     dst.mkdir(mode=0o755)
     os.chmod(dst, 0o755)
     try:
-        top = os.open(src, DIR_FLAGS)
+        top = os.open(src, FOLDER_FLAGS)
     except OSError:
         return dst  # not a folder (a missing submission folder: its tests say what is missing)
-    stack = [(top, dst, None)]  # open source folders, their copies, and the folders still to copy below them
+
+    def visit(fd, out, level):  # copy the folder's files, and list the folders to copy below it
+        below = []
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                if entry.name in skip or entry.name == "__pycache__" or entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if level <= COPY_DEPTH:
+                        below.append(entry.name)
+                elif entry.is_file(follow_symlinks=False):
+                    _copy_file(fd, entry.name, out / entry.name)
+        return below
+
+    def go_down(out, name):  # the copy of a folder, made once the folder is open
+        (out / name).mkdir(mode=0o755)
+        os.chmod(out / name, 0o755)
+        return out / name
+
     try:
-        while stack:
-            fd, out, todo = stack[-1]
-            if todo is None:
-                todo = []
-                with os.scandir(fd) as entries:
-                    for entry in entries:
-                        if entry.name in skip or entry.name == "__pycache__" or entry.is_symlink():
-                            continue
-                        if entry.is_dir(follow_symlinks=False):
-                            if len(stack) <= COPY_DEPTH:
-                                todo.append(entry.name)
-                        elif entry.is_file(follow_symlinks=False):
-                            _copy_file(fd, entry.name, out / entry.name)
-                stack[-1] = (fd, out, todo)
-            if not todo:
-                stack.pop()
-                os.close(fd)
-                continue
-            name = todo.pop()
-            try:
-                below = os.open(name, DIR_FLAGS, dir_fd=fd)
-            except OSError:
-                continue
-            (out / name).mkdir(mode=0o755)
-            os.chmod(out / name, 0o755)
-            stack.append((below, out / name, None))
+        walk_folders(top, dst, visit, go_down)
     finally:
-        for fd, _, _ in stack:
-            os.close(fd)
+        os.close(top)
     return dst
 
 

@@ -1,5 +1,6 @@
-"""The drivers' two ways of touching files: writing one so that it appears whole or not at all, and reading
-the birthplace TSVs.
+"""The kit's ways of touching files: writing one so that it appears whole or not at all, reading the birthplace
+TSVs, and walking a folder tree that someone else made (an upload, a grading's leftovers) so that no tree can
+make the walk fail.
 
 An interrupted run (Ctrl-C, a full disk, a killed job on a rented GPU) must never leave half a predictions
 file, loss log or plot over a good one: each is written beside its target and swapped in with os.replace,
@@ -31,6 +32,46 @@ def write_text_atomic(path, text):
     with atomic_path(path) as tmp:
         with open(tmp, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
+
+
+# A folder is opened never through a link (O_NOFOLLOW), only if it is one (O_DIRECTORY: a FIFO fails at once
+# instead of waiting for a writer), and not into a child process (O_CLOEXEC).
+FOLDER_FLAGS = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+                | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+
+
+def walk_folders(top, where, visit, go_down):
+    """Visit the folders of a tree, starting with the open folder `top` (a descriptor; the caller keeps its own).
+    No recursion and no path longer than one name: the walk holds a stack of open folders, one per level, each
+    with the names of its folders still to visit, so no depth or name can make it fail.  visit(fd, where, depth)
+    handles the entries of one open folder (depth 1: top) and returns the names of the folders below it to visit;
+    go_down(where, name) says what `where` is for the folder `name` once it is open (a path to show, a copy's
+    folder).  A folder that cannot be opened (gone, or no longer a folder) is passed over; every descriptor the
+    walk opens is closed, whatever visit or go_down raises."""
+    stack = [(os.dup(top), where, None)]
+    try:
+        while stack:
+            fd, where, todo = stack[-1]
+            if todo is None:  # first visit
+                todo = list(visit(fd, where, len(stack)))
+                stack[-1] = (fd, where, todo)
+            if not todo:
+                stack.pop()
+                os.close(fd)
+                continue
+            name = todo.pop()
+            try:
+                below = os.open(name, FOLDER_FLAGS, dir_fd=fd)
+            except OSError:
+                continue
+            try:
+                stack.append((below, go_down(where, name), None))
+            except BaseException:
+                os.close(below)
+                raise
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
 
 
 def read_tsv(path):

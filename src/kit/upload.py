@@ -30,6 +30,8 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
+from kit.fileio import FOLDER_FLAGS, walk_folders
+
 # Limits of one upload.  The handout's 18 deliverables are 7 Python files, 6 prediction files of a few KB and 5
 # params files of about 13 MiB each (the course's model: 3.3 million float32 parameters), in 20 entries.
 MAX_ENTRIES = 100_000  # files and folders looked at (a zip's members): a whole project with its .git fits
@@ -41,8 +43,6 @@ RATIO_FROM = 1 << 20
 MAX_DIRECTORY_BYTES = 64 << 20  # a zip's central directory (its list of members), which zipfile reads whole
 PIECE = 1 << 20  # bytes read at a time
 
-FOLDER_FLAGS = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
-                | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
 FILE_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -151,49 +151,37 @@ class Upload:
         except OSError as e:
             raise UploadError(f"the upload {shown(self.path.name)} cannot be read ({e.strerror})") from None
         found, seen, too_deep = [], 0, False
-        stack = [(os.dup(self._top), "", None)]  # open folders, their paths, and their folders still to visit
-        try:
-            while stack:
-                fd, rel, todo = stack[-1]
-                if todo is None:
-                    todo = []
-                    try:
-                        with os.scandir(fd) as entries:
-                            for entry in entries:
-                                seen += 1
-                                if seen > MAX_ENTRIES:
-                                    raise UploadError(f"the upload holds more than {MAX_ENTRIES:,} files and "
-                                                      "folders; upload only the deliverables, as ./run.sh "
-                                                      "collect_submission zips them")
-                                path = f"{rel}/{entry.name}" if rel else entry.name
-                                try:
-                                    st = entry.stat(follow_symlinks=False)
-                                except OSError:
-                                    continue
-                                if stat.S_ISREG(st.st_mode):
-                                    found.append(path)
-                                    self._sizes[path] = st.st_size
-                                    self.stamps[path] = (st.st_size, st.st_mtime_ns)
-                                elif stat.S_ISDIR(st.st_mode) and not _skipped([entry.name, ""]):
-                                    if len(stack) > MAX_DEPTH:
-                                        too_deep = True
-                                    else:
-                                        todo.append(entry.name)
-                    except OSError:
-                        pass  # a folder that cannot be listed holds nothing graded
-                    stack[-1] = (fd, rel, todo)
-                if not todo:
-                    stack.pop()
-                    os.close(fd)
-                    continue
-                name = todo.pop()
-                try:
-                    stack.append((os.open(name, FOLDER_FLAGS, dir_fd=fd), f"{rel}/{name}" if rel else name, None))
-                except OSError:
-                    continue  # unreadable, or not a folder any more
-        finally:
-            for fd, _, _ in stack:
-                os.close(fd)
+
+        def visit(fd, rel, level):  # note the folder's files, and list the folders below it
+            nonlocal seen, too_deep
+            below = []
+            try:
+                with os.scandir(fd) as entries:
+                    for entry in entries:
+                        seen += 1
+                        if seen > MAX_ENTRIES:
+                            raise UploadError(f"the upload holds more than {MAX_ENTRIES:,} files and folders; "
+                                              "upload only the deliverables, as ./run.sh collect_submission zips "
+                                              "them")
+                        path = f"{rel}/{entry.name}" if rel else entry.name
+                        try:
+                            st = entry.stat(follow_symlinks=False)
+                        except OSError:
+                            continue
+                        if stat.S_ISREG(st.st_mode):
+                            found.append(path)
+                            self._sizes[path] = st.st_size
+                            self.stamps[path] = (st.st_size, st.st_mtime_ns)
+                        elif stat.S_ISDIR(st.st_mode) and not _skipped([entry.name, ""]):
+                            if level > MAX_DEPTH:
+                                too_deep = True
+                            else:
+                                below.append(entry.name)
+            except OSError:
+                pass  # a folder that cannot be listed holds nothing graded
+            return below
+
+        walk_folders(self._top, "", visit, lambda rel, name: f"{rel}/{name}" if rel else name)
         if too_deep:
             self.notes.append(f"folders nested more than {MAX_DEPTH} deep in the upload were not searched")
         return sorted(found)

@@ -495,7 +495,7 @@ def stand_in_bundle(root, grader_body):
     (starter / "submission").mkdir(parents=True)
     (starter / "data").mkdir()
     (starter / "kit").mkdir()
-    for name in ("kit/__init__.py", "kit/upload.py", "kit/course.py"):
+    for name in ("kit/__init__.py", "kit/upload.py", "kit/course.py", "kit/fileio.py"):
         shutil.copy(SRC / name, starter / name)
     for path in (SRC / "submission").glob("*.py"):
         (starter / "submission" / path.name).write_text("")

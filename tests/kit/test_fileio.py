@@ -1,0 +1,82 @@
+"""src/kit/fileio.py's walk over folder trees that others made: the upload's reader, the sandbox's copy and the
+clean-up as root all walk with it, so no tree may make it recurse, follow a link or keep a descriptor."""
+
+import os
+import sys
+
+import pytest
+
+from kit.fileio import FOLDER_FLAGS, walk_folders
+
+
+def open_fds():
+    return len(os.listdir("/proc/self/fd"))
+
+
+def deep_tree(top, depth):
+    """top/d/d/.../d, `depth` folders below top, made through descriptors (the path outgrows PATH_MAX)."""
+    fd = os.open(top, FOLDER_FLAGS)
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=fd)
+        below = os.open("d", FOLDER_FLAGS, dir_fd=fd)
+        os.close(fd)
+        fd = below
+    os.close(fd)
+
+
+def names(fd):
+    return sorted(e.name for e in os.scandir(fd) if e.is_dir(follow_symlinks=False))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc")
+def test_a_tree_deeper_than_the_recursion_limit_is_walked_and_every_descriptor_closed(tmp_path):
+    depth = sys.getrecursionlimit() + 200
+    deep_tree(tmp_path, depth)
+    levels = []
+    top = os.open(tmp_path, FOLDER_FLAGS)
+    before = open_fds()
+    walk_folders(top, 0, lambda fd, where, level: levels.append((where, level)) or names(fd),
+                 lambda where, name: where + 1)
+    assert open_fds() == before
+    os.close(top)
+    assert levels == [(k, k + 1) for k in range(depth + 1)]
+
+
+def test_folders_are_visited_parent_first_and_links_are_not_followed(tmp_path):
+    for path in ("a/b", "a/c", "e"):
+        (tmp_path / path).mkdir(parents=True)
+    (tmp_path / "a" / "link").symlink_to(tmp_path / "e")
+    seen = []
+
+    def visit(fd, where, level):
+        seen.append(where)
+        return [n for n in names(fd)] + ["link", "gone"]  # a link and a name that is not there are passed over
+
+    top = os.open(tmp_path, FOLDER_FLAGS)
+    walk_folders(top, "", visit, lambda where, name: f"{where}/{name}")
+    os.close(top)
+    assert sorted(seen) == ["", "/a", "/a/b", "/a/c", "/e"]
+    assert seen.index("/a") < seen.index("/a/b") and seen.index("/a") < seen.index("/a/c")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc")
+@pytest.mark.parametrize("fails_in", ["visit", "go_down"])
+def test_what_visit_or_go_down_raises_leaves_no_descriptor_open(tmp_path, fails_in):
+    deep_tree(tmp_path, 5)
+
+    def visit(fd, where, level):
+        if fails_in == "visit" and level == 4:
+            raise RuntimeError("stop")
+        return names(fd)
+
+    def go_down(where, name):
+        if fails_in == "go_down" and where == 3:
+            raise RuntimeError("stop")
+        return where + 1
+
+    top = os.open(tmp_path, FOLDER_FLAGS)
+    before = open_fds()
+    with pytest.raises(RuntimeError):
+        walk_folders(top, 0, visit, go_down)
+    assert open_fds() == before
+    os.close(top)
