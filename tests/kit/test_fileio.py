@@ -50,7 +50,7 @@ def test_folders_are_visited_parent_first_and_links_are_not_followed(tmp_path):
 
     def visit(fd, where, level):
         seen.append(where)
-        return [n for n in names(fd)] + ["link", "gone"]  # a link and a name that is not there are passed over
+        return names(fd) + ["link", "gone"]  # a link and a name that is not there are passed over
 
     top = os.open(tmp_path, FOLDER_FLAGS)
     walk_folders(top, "", visit, lambda where, name: f"{where}/{name}")
