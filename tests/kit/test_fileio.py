@@ -24,6 +24,20 @@ def deep_tree(top, depth):
     os.close(fd)
 
 
+def remove_deep_tree(top, depth):
+    """Remove what deep_tree made, deepest folder first, through descriptors: pytest's own clean-up of tmp_path
+    (shutil.rmtree, recursive before Python 3.12) cannot remove a tree deeper than the recursion limit."""
+    fds = [os.open(top, FOLDER_FLAGS)]
+    try:
+        for _ in range(depth - 1):
+            fds.append(os.open("d", FOLDER_FLAGS, dir_fd=fds[-1]))
+        for fd in reversed(fds):
+            os.rmdir("d", dir_fd=fd)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 def names(fd):
     return sorted(e.name for e in os.scandir(fd) if e.is_dir(follow_symlinks=False))
 
@@ -40,6 +54,7 @@ def test_a_tree_deeper_than_the_recursion_limit_is_walked_and_every_descriptor_c
     assert open_fds() == before
     os.close(top)
     assert levels == [(k, k + 1) for k in range(depth + 1)]
+    remove_deep_tree(tmp_path, depth)
 
 
 def test_folders_are_visited_parent_first_and_links_are_not_followed(tmp_path):
