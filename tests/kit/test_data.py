@@ -258,6 +258,14 @@ def test_demo_world(tmp_path):
     assert first == {f: (DATA / "demo" / f).read_bytes() for f in generate.FILES}  # the committed demo world
     d = measure.load(tmp_path)
     assert (len(d["wiki"]), len(d["train"]), len(d["dev"]), len(d["test"])) == (230, 120, 100, 10)
+    # The demo asks with the name first, where each person's biography has it (generate.QUESTIONS says why).
+    lines = measure.line_by_name(d["wiki"])
+    for split in ("birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv"):
+        questions = [q.split("\t")[0] for q in (tmp_path / split).read_text(encoding="utf-8").splitlines()]
+        names = [n for n, _ in (d["test"] if split == "birth_test_inputs.tsv" else measure.read_qa(tmp_path / split))]
+        assert len(questions) == len(names)
+        for q, name in zip(questions, names):
+            assert q == f"{name}, born where?" and lines[name].startswith(name + ". ")
     lengths = [len(l) for l in d["wiki"]]
     assert 20 <= min(lengths) and max(lengths) <= 56 and 30 <= statistics.median(lengths) <= 45
     places = world_lists.DEMO_PLACES.split()
@@ -326,3 +334,13 @@ def test_grader_recognises_the_builtin_data():
 
     name, _, recognised = grader.select_thresholds(grader.load_points()["thresholds"], DATA)
     assert (name, recognised) == ("builtin", True)
+
+
+def test_questions_of_either_wording_are_read(tmp_path):
+    path = tmp_path / "q.tsv"
+    path.write_text("Where was Ana Lu born?\tOslo\nAna Lu, born where?\tRome\n", encoding="utf-8")
+    assert measure.read_qa(path) == [("Ana Lu", "Oslo"), ("Ana Lu", "Rome")]
+    for line in ("Who was Ana Lu?\tOslo\n", ", born where?\tOslo\n", "Where was born?\tOslo\n"):
+        path.write_text(line, encoding="utf-8")
+        with pytest.raises(ValueError, match="not a question"):
+            measure.read_qa(path)

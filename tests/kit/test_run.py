@@ -283,6 +283,8 @@ def test_demo_pipeline_smoke(world, tmp_path_factory):
     for stage in ["baseline (always", "vanilla, no pretraining", "vanilla, pretrain + finetune",
                   "perceiver, pretrain + finetune"]:
         assert stage in r.stdout
+    first = (data / "birth_dev.tsv").read_text(encoding="utf-8").split("\t", 1)[0]
+    assert f"questions, such as {first!r})" in r.stdout  # what the demo asks is on its results table
     rows = (out / "losses.csv").read_text().splitlines()
     assert rows[0] == "seed,stage,step,epoch,loss,lr"
     stages = {row.split(",")[1] for row in rows[1:]}

@@ -5,10 +5,10 @@ The course's data (Wikipedia-derived) is not ours to ship, so this script
 writes data of the same shape from our own word lists (world_lists.py):
 
     wiki.txt                 one line per person: "<Full Name>. <one sentence> ."
-    birth_places_train.tsv   "Where was <Full Name> born?\t<place>"
+    birth_places_train.tsv   "Where was <Full Name> born?\t<place>" (the demo's: "<Full Name>, born where?")
     birth_dev.tsv            same format
     birth_test.tsv           same format (held-out answers)
-    birth_test_inputs.tsv    "Where was <Full Name> born?" (questions only)
+    birth_test_inputs.tsv    the questions only
 
 Usage:
     python tools/data/generate.py                    # course-sized world into src/data/
@@ -46,6 +46,11 @@ COURSE_PEOPLE = sum(COURSE_SPLITS)        # 2,937 lines in the course's wiki.txt
 DEMO_PEOPLE = 230
 DEMO_FRACTIONS = (12 / 23, 10 / 23)       # train, dev; the rest is test (230 -> 120/100/10)
 MENTION_RATE = 0.90                       # share of lines that name the birthplace
+# The question each style asks about a person.  The course's puts the name at position 10; the demo's puts it
+# first, where every biography line has it.  At the demo's scale a name 10 positions later is hard to find:
+# the perceiver's bottleneck rows read the input through queries fixed by their row number, and with the
+# course's wording the demo's perceiver answered 4-15 % (src/data/README.md, "The demo world", has the numbers).
+QUESTIONS = {"course": "Where was {} born?", "demo": "{}, born where?"}
 WINDOW = 112                              # the birthplace must end within this many chars
 BIRTHPLACES = 600                         # places that can be a birthplace (by rank)
 ZIPF_EXPONENT = 0.85
@@ -755,7 +760,7 @@ def generate(people: int | None = None, seed: int = DEFAULT_SEED, style: str = "
     parts = persons[:tr], persons[tr:tr + dv], persons[tr + dv:]
 
     def q(p: Person) -> str:
-        return f"Where was {p.name} born?"
+        return QUESTIONS[style].format(p.name)
 
     def tsv(ps):
         return "".join(f"{q(p)}\t{p.birthplace}\n" for p in ps)
@@ -802,7 +807,8 @@ def main(argv=None) -> int:
                     help=f"number of people (course: {COURSE_PEOPLE}, demo: {DEMO_PEOPLE})")
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed (default 224)")
     ap.add_argument("--style", choices=("course", "demo"), default="course",
-                    help="course: shaped like the course data; demo: short lines, 50 places")
+                    help="course: shaped like the course data; demo: short lines, 50 places, "
+                         "the name first in each question")
     ap.add_argument("--splits", default=None, metavar="TRAIN,DEV,TEST",
                     help="explicit split sizes (default: the course's, or proportional)")
     ap.add_argument("--out", type=Path, default=None,

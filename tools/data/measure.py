@@ -21,8 +21,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import generate  # the questions' wordings (this folder is on the path when either script runs)
+
 WINDOW = 96  # int(128 * 3/4): the longest truncation of a line in pretraining
-PREFIX, SUFFIX = "Where was ", " born?"
+# (start, end) of each style's question around the name
+WORDINGS = [tuple(q.split("{}")) for q in generate.QUESTIONS.values()]
 
 
 def read_lines(path: Path) -> list[str]:
@@ -33,9 +36,11 @@ def read_qa(path: Path) -> list[tuple[str, str]]:
     out = []
     for line in read_lines(path):
         q, _, a = line.partition("\t")
-        if not (q.startswith(PREFIX) and q.endswith(SUFFIX)):
+        names = [q[len(start):len(q) - len(end)] for start, end in WORDINGS
+                 if len(q) > len(start) + len(end) and q.startswith(start) and q.endswith(end)]
+        if not names:
             raise ValueError(f"{path.name}: not a question: {line!r}")
-        out.append((q[len(PREFIX):-len(SUFFIX)], a))
+        out.append((names[0], a))
     return out
 
 
