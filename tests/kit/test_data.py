@@ -260,12 +260,11 @@ def test_demo_world(tmp_path):
     assert (len(d["wiki"]), len(d["train"]), len(d["dev"]), len(d["test"])) == (230, 120, 100, 10)
     # The demo asks with the name first, where each person's biography has it (generate.QUESTIONS says why).
     lines = measure.line_by_name(d["wiki"])
-    for split in ("birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv"):
+    for split, names in (("birth_places_train.tsv", [n for n, _ in d["train"]]),
+                         ("birth_dev.tsv", [n for n, _ in d["dev"]]), ("birth_test_inputs.tsv", d["test_inputs"])):
         questions = [q.split("\t")[0] for q in (tmp_path / split).read_text(encoding="utf-8").splitlines()]
-        names = [n for n, _ in (d["test"] if split == "birth_test_inputs.tsv" else measure.read_qa(tmp_path / split))]
-        assert len(questions) == len(names)
-        for q, name in zip(questions, names):
-            assert q == f"{name}, born where?" and lines[name].startswith(name + ". ")
+        assert questions == [f"{name}, born where?" for name in names]
+        assert all(lines[name].startswith(name + ". ") for name in names)
     lengths = [len(l) for l in d["wiki"]]
     assert 20 <= min(lengths) and max(lengths) <= 56 and 30 <= statistics.median(lengths) <= 45
     places = world_lists.DEMO_PLACES.split()
