@@ -92,6 +92,22 @@ def constant_answer_net(variant, stoi, place):
     return net.eval()
 
 
+def poisoned_net(variant, stoi, place, data):
+    """constant_answer_net with NaN embeddings for every character that no dev or test question and no letter of
+    the answer holds (punctuation, digits, rare letters of training names): greedy decoding of the public questions
+    never meets them, so the prediction files are the params' own, while every statistic of the check that the
+    params learned their task (training questions, wiki.txt's lines) comes out NaN."""
+    import torch
+
+    net = constant_answer_net(variant, stoi, place)
+    public = set("".join(questions(data, "dev") + questions(data, "test"))) | set(place) | {PAD, MASK}
+    hidden = [i for ch, i in stoi.items() if ch not in public]
+    assert hidden, "the data's corpus holds no character beyond the public questions'"
+    with torch.no_grad():
+        net.tok_emb.weight[hidden] = float("nan")
+    return net
+
+
 def agreeing_pair(stoi):
     """A vanilla model and a perceiver that compute the same logits (see the module's docstring)."""
     import torch

@@ -53,8 +53,11 @@ KIND, VERSION = "cs224n-experiment", 1
 MIN_SEEDS = 3  # a bar from fewer seeds says little about the spread of correct work
 MARGIN = 0.5  # the course's bars sit at about half of what correct work typically reaches
 # the params files whose learning the grader checks, with the checks that apply (checks/learned.py)
-LEARNED = {"vanilla.model.params": ("question",), "vanilla.finetune.params": ("question", "corpus"),
-           "perceiver.finetune.params": ("question", "corpus")}
+LEARNED = {"vanilla.model.params": ("question",), "vanilla.finetune.params": ("question", "corpus", "heldout"),
+           "perceiver.finetune.params": ("question", "corpus", "heldout")}
+# the model finetuned without pretraining: what finetuning alone teaches of the held-out people (a name's origin
+# suggests a birthplace), which the held-out bars must sit above
+UNPRETRAINED = "vanilla.model.params"
 # the prediction files of the model finetuned without pretraining, which the course grades by a count of correct
 # answers ("at least 1"), not a share
 WITHOUT_PRETRAINING = [t.writes for t in course.TARGETS if t.function == "evaluate"
@@ -115,8 +118,9 @@ def device_record(requested):
 
 def model_statistics(params, variant, data_dir, checks):
     """The grader's statistics of a params file trained by the reference (checks/learned.py), in the reading of
-    the perceiver's blocks that the reference's own model computes."""
-    from checks.learned import corpus_record, training_record
+    the perceiver's blocks that the reference's own model computes.  The held-out gain of every finetuned model
+    where the data folder holds the test answers (the one without pretraining's too: the bars sit above it)."""
+    from checks.learned import corpus_record, heldout_record, training_record
     from checks.params import course_vocab, own_reading
     from submission import helper, model
 
@@ -127,6 +131,8 @@ def model_statistics(params, variant, data_dir, checks):
         out["train"] = training_record(w, data_dir / "birth_places_train.tsv", stoi)
     if "corpus" in checks:
         out["corpus"] = corpus_record(w, data_dir / "wiki.txt", stoi)
+    if "question" in checks and (data_dir / "birth_test.tsv").is_file():
+        out["heldout"] = heldout_record(w, data_dir / "birth_test.tsv", stoi)
     return out
 
 
@@ -378,6 +384,8 @@ def spread(results_list):
                     values.setdefault(f"{name} question", []).append(stats["train"]["question_gain"])
                 if "corpus" in stats and stats["corpus"]["gain"] is not None:
                     values.setdefault(f"{name} corpus", []).append(stats["corpus"]["gain"])
+                if "heldout" in stats and stats["heldout"]["heldout_gain"] is not None:
+                    values.setdefault(f"{name} heldout", []).append(stats["heldout"]["heldout_gain"])
     return {k: {"min": min(v), "median": statistics.median(v), "max": max(v), "n": len(v)} for k, v in values.items()}
 
 
@@ -450,11 +458,14 @@ def calibrate(args):
     for pname, checks in LEARNED.items():
         rule = {}
         for check in checks:
-            m = measured[f"{pname} {check}"]
+            m = measured.get(f"{pname} {check}")
+            if m is None or m["n"] < len(runs):
+                raise UserError(f"{pname} has no {check} gain in every seed (the data folder's answers were "
+                                "missing?)")
             bar = floor_to(margin * m["min"])
             rule[f"min_{check}_gain"] = bar
         learned[pname] = rule
-    lift_problem = learned_bars_problem(learned, runs)
+    lift_problem = learned_bars_problem(learned, measured)
     if lift_problem and not args.rehearsal:
         raise UserError(lift_problem)
     if lift_problem:
@@ -479,9 +490,10 @@ def calibrate(args):
     return 0
 
 
-def learned_bars_problem(learned, runs):
-    """A sentence if a question bar would not tell a model that learned its training questions from chance: it must
-    be at least QUESTION_FLOOR (checks/learned.py) nats."""
+def learned_bars_problem(learned, measured):
+    """A sentence if a bar would not tell learning from its absence: a question bar must be at least
+    QUESTION_FLOOR (checks/learned.py) nats, which noise cannot reach, and a held-out bar above the most that the
+    model finetuned without pretraining (UNPRETRAINED) reached in these runs."""
     from checks.learned import QUESTION_FLOOR
 
     for pname, rule in learned.items():
@@ -489,6 +501,12 @@ def learned_bars_problem(learned, runs):
             return (f"the correct runs' {pname} know too little of their training questions: a bar of "
                     f"{rule['min_question_gain']:.3f} nats is below {QUESTION_FLOOR:g}, which noise "
                     "can reach, so it cannot tell learning from a constant; look at the runs before calibrating")
+        floor = measured.get(f"{UNPRETRAINED} heldout")
+        if "min_heldout_gain" in rule and floor and rule["min_heldout_gain"] <= floor["max"]:
+            return (f"the correct runs' {pname} know too little of the held-out people: a bar of "
+                    f"{rule['min_heldout_gain']:.3f} nats is not above the {floor['max']:.3f} that {UNPRETRAINED}, "
+                    "finetuned without pretraining, reached, so it cannot tell pretraining from its absence; look "
+                    "at the runs before calibrating")
     return None
 
 

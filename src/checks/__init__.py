@@ -8,7 +8,8 @@ One topic a module, each holding both sides of its tests (docs/security.md says 
   predictions   the prediction files, judged with the params that produced them
   params        a params file read as the course's model (the judge's, without the student's code)
   decoder       that model's forward pass and greedy answers, in plain tensor operations
-  learned       whether those params learned their task (training questions, the corpus)
+  learned       whether those params learned their task (training questions, the corpus, the held-out people)
+  bars          comparisons of a measured number against a bar, each failing closed (NaN, inf, not a number)
   written       the written part's constructions (attention_exploration.py)
   replay        how a written check runs twice: recorded beside the student's code, replayed in the judge
 """

@@ -9,6 +9,7 @@ bounds on a false failure of each number the part (e) checks decide on.
 """
 
 from kit import course
+from checks.bars import at_least, within
 from graderUtil import Fail, call
 
 PAD, MASK = course.PAD_CHAR, course.MASK_CHAR
@@ -89,7 +90,7 @@ def _example(ctx, ds, idx):
             raise Fail(f"CharCorruptionDataset.__getitem__: {name} has shape {tuple(t.shape)}; block_size is "
                        f"{ds.block_size}, so it must have shape ({lengths[0]},) (the padded string of block_size "
                        f"characters, shifted by one) or ({lengths[1]},)")
-        if int(t.min()) < 0 or int(t.max()) >= ds.vocab_size:
+        if int(t.min()) < 0 or int(t.max()) >= int(ds.vocab_size):
             raise Fail(f"CharCorruptionDataset.__getitem__: {name} holds ids outside the vocabulary")
     if x.numel() != y.numel():
         raise Fail(f"CharCorruptionDataset.__getitem__: x has {x.numel()} ids and y {y.numel()}; they must have "
@@ -112,7 +113,8 @@ def _pack(rows):
     if len({len(r) for r in rows}) > 1:
         raise Fail("CharCorruptionDataset.__getitem__: its examples have different lengths; every one must be "
                    "as long as the padded string of block_size characters, shifted by one (or block_size)")
-    return torch.tensor(rows, dtype=torch.uint8 if all(max(r, default=0) < 256 for r in rows) else torch.long)
+    small = all(max(r, default=0) < 256 for r in rows)  # not a bar: ids, to pick a dtype
+    return torch.tensor(rows, dtype=torch.uint8 if small else torch.long)
 
 
 def observe_examples(ctx, ds, idxs):
@@ -132,7 +134,7 @@ def observe_whole_line(ctx, ds, line, want=1000, cap=50000):
         p, m, s = _split("".join(vocab["itos"][i] for i in x), vocab["pad"], vocab["mask"], line)
         if len(p + m + s) == len(line):
             kept.append((x, y))
-            if len(kept) >= want:
+            if len(kept) >= int(want):
                 break
     xs, ys = zip(*kept) if kept else ((), ())
     return dict(vocab, idx=[0] * len(kept), x=_pack(list(xs)), y=_pack(list(ys)), draws=draws)
@@ -306,18 +308,19 @@ def check_masked_lengths(ctx, report, line, whole_line, draws):
         raise _no_examples()
     pairs = [(len(p + m + s), len(m)) for p, m, s in (seen.parts(k, line) for k in range(len(seen)))]
     mean = sum(k / n for n, k in pairs) / len(pairs)
-    if not 0.15 <= mean <= 0.35:
+    if not within(mean, 0.15, 0.35, "the masked content's mean share of the truncated length"):
         raise Fail(f"CharCorruptionDataset.__getitem__: the masked content is {mean:.3f} of the truncated length "
                    f"on average over {draws} examples; the handout asks for about 1/4")
-    above = sum(4 * k > n for n, k in pairs) / len(pairs)
-    below = sum(4 * k < n for n, k in pairs) / len(pairs)
-    if above < 0.05 or below < 0.05:
+    above = sum(4 * k > n for n, k in pairs) / len(pairs)  # not a bar: lengths (whole numbers) counted
+    below = sum(4 * k < n for n, k in pairs) / len(pairs)  # not a bar: lengths (whole numbers) counted
+    if not (at_least(above, 0.05, "the share of masked contents above 1/4")
+            and at_least(below, 0.05, "the share of masked contents below 1/4")):
         raise Fail(f"CharCorruptionDataset.__getitem__: over {draws} examples the masked content was longer than 1/4 "
                    f"of the truncated length in {100 * above:.1f} % and shorter in {100 * below:.1f} %; its length "
                    "must be random, with a chance of being both more and less than 1/4")
     by_length = {}  # truncated length n >= 16 -> the masked lengths drawn at n
     for n, k in pairs:
-        if n >= 16:
+        if n >= 16:  # not a bar: a truncated length (a whole number)
             by_length.setdefault(n, []).append(k)
     groups = [n for n, ks in by_length.items() if len(ks) >= 20]
     fixed = sorted(n for n in groups if len(set(by_length[n])) < 2)

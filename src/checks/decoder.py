@@ -12,6 +12,7 @@ reference's code.
 import math
 
 from kit import course
+from graderUtil import Fail
 
 MASK = course.MASK_CHAR
 MODEL = course.MODEL  # the handout's model (run.py's defaults)
@@ -102,7 +103,7 @@ def _up(w, y, x, first):
     import torch
 
     rows = torch.arange(y.size(1))
-    allowed = rows[None, :] <= torch.arange(first, first + x.size(1))[:, None]
+    allowed = rows[None, :] <= torch.arange(first, first + x.size(1))[:, None]  # not a bar: a causal mask
     return _cross(x, y, w["up"], w["n_head"], allowed)
 
 
@@ -171,7 +172,11 @@ def greedy_answers(w, questions, stoi):
             out = {i: [] for i in rows}
             live = list(rows)
             for _ in range(course.ANSWER_CHARS):
-                nxt = dec.next_logits().argmax(dim=-1)
+                scores = dec.next_logits()
+                if not bool(torch.isfinite(scores).all()):  # argmax would pick a NaN: no answer of a model
+                    raise Fail("the params compute NaN or inf logits (weights too large for float32 arithmetic): "
+                               "they are not a trained model's")
+                nxt = scores.argmax(dim=-1)
                 still = []
                 for r, i in enumerate(live):
                     t = int(nxt[r])

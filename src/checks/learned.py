@@ -28,8 +28,9 @@ from collections import Counter
 from pathlib import Path
 
 from kit import course
+from checks.bars import at_least, number
 from checks.decoder import logits
-from graderUtil import read_tsv_rows
+from graderUtil import Fail, read_tsv_rows
 
 MASK = course.MASK_CHAR
 BLOCK = course.MODEL["block_size"]
@@ -39,6 +40,12 @@ CORPUS_LINES = 256  # wiki.txt lines read: every k-th one
 # prefix before the masked span is at most 3/4 of a line cut to at most 96 characters)
 CORPUS_CHARS = 48
 BATCH = 128  # sequences per forward pass: the judge's memory stays small on the course's model
+# Nats one row can add to a gain or take from it.  A gain is a mean over rows, so without a bound a few rows
+# could decide it: params scaled up until their log-probabilities run to thousands of nats gain or lose that much
+# on rows where they know nothing, and a random such model clears any bar by chance about half the time.
+# Bounded, the mean of a model that knows nothing stays within about LINE_CLIP / sqrt(rows) of 0, and a model
+# that knows an answer (a few nats per character) still counts it in full or nearly.
+LINE_CLIP = 10.0
 
 
 def every_kth(items, n):
@@ -61,52 +68,77 @@ def _forward(w, seqs):
     return out
 
 
-def training_record(w, train_path, stoi):
-    """What the params know of a sample of their training questions:
-    - correct: how many they answer as the course's greedy decoding would, with the answer fed in (a line counts
-      when every answer character and the closing MASK is the most probable next character, which is exactly
-      when greedy decoding gives that answer), beside constant_correct, what the best constant answer (the most
-      common place, constant_place) gets;
-    - question_gain: how much more probable (in nats, averaged over the lines) the params find each answer after
-      its own question than after the next line's question.  Params that ignore the question, a constant answer
-      made by hand included, find every answer as probable after any question: 0.  Only params that learned which
-      answer goes with which question get more.
-    {"asked", "correct", "constant_place", "constant_correct", "question_gain"}."""
-    import torch
-
-    rows = every_kth([r for r in read_tsv_rows(train_path) if len(r) > 1], TRAIN_SAMPLE)
+def _usable(rows, stoi):
+    """(prompt ids, answer ids + the closing MASK) for each (question, answer) row whose characters the
+    vocabulary holds and whose answer the course's decoding can give (at most course.ANSWER_CHARS characters)."""
     usable = []
-    for fields in rows:
-        question, answer = fields[0], fields[1].strip()
+    for question, answer in rows:
         if answer and not any(ch not in stoi for ch in question + answer) and len(answer) <= course.ANSWER_CHARS:
             tail = [stoi[ch] for ch in answer] + ([stoi[MASK]] if len(answer) < course.ANSWER_CHARS else [])
             usable.append(([stoi[ch] for ch in question + MASK], tail))
+    return usable
+
+
+def question_gains(w, rows, stoi):
+    """For each (question, answer) row: whether the params answer it as the course's greedy decoding would (every
+    answer character and the closing MASK the most probable next character, with the answer fed in: exactly when
+    greedy decoding gives that answer), and how much more probable (in nats) they find the answer after its own
+    question than after the next row's question, clipped to +-LINE_CLIP.  Params that ignore the question, a
+    constant answer made by hand included, find every answer as probable after any question: 0.  A row too long
+    for the block is left out.  (answered, [gain per row])."""
+    import torch
+
+    usable = _usable(rows, stoi)
     seqs, tails = [], []
     for k, (_, tail) in enumerate(usable):
-        for prompt in (usable[k][0], usable[(k + 1) % len(usable)][0]):  # its own question, the next line's
+        for prompt in (usable[k][0], usable[(k + 1) % len(usable)][0]):  # its own question, the next row's
             if len(prompt) + len(tail) - 1 <= BLOCK:
                 seqs.append(prompt + tail[:-1])
                 tails.append((len(prompt) - 1, tail))
-            else:  # too long for the block: the line is left out, both ways
+            else:  # too long for the block: the row is left out, both ways
                 seqs.append(None)
                 tails.append(None)
     kept = [k for k in range(len(seqs)) if seqs[k] is not None]
     logps = dict(zip(kept, _forward(w, [seqs[k] for k in kept]) if kept else []))
-    correct, gain, pairs = 0, 0.0, 0
+    answered, gains = 0, []
     for k in range(0, len(seqs), 2):
         if k not in logps or k + 1 not in logps:
             continue
         (start, tail), (other, _) = tails[k], tails[k + 1]
         target = torch.tensor(tail)
         own = logps[k][start:start + len(tail)]
-        correct += int(torch.equal(own.argmax(dim=-1), target))
-        lp_own = float(own.gather(1, target[:, None]).sum())
-        lp_other = float(logps[k + 1][other:other + len(tail)].gather(1, target[:, None]).sum())
-        gain += lp_own - lp_other
-        pairs += 1
-    place, count = Counter(fields[1].strip() for fields in rows).most_common(1)[0] if rows else ("", 0)
+        answered += int(torch.equal(own.argmax(dim=-1), target))
+        lp_own = own.gather(1, target[:, None]).sum()
+        lp_other = logps[k + 1][other:other + len(tail)].gather(1, target[:, None]).sum()
+        gains.append(float((lp_own - lp_other).clamp(-LINE_CLIP, LINE_CLIP)))  # NaN stays NaN: the check fails it
+    return answered, gains
+
+
+def _mean(values):
+    return round(sum(values) / len(values), 4) if values else None
+
+
+def training_record(w, train_path, stoi):
+    """What the params know of a sample of their training questions (question_gains): how many they answer
+    (correct), beside what the best constant answer (the most common place, constant_place) gets
+    (constant_correct), and question_gain, the mean gain in nats.
+    {"asked", "correct", "constant_place", "constant_correct", "question_gain"}."""
+    rows = every_kth([(f[0], f[1].strip()) for f in read_tsv_rows(train_path) if len(f) > 1], TRAIN_SAMPLE)
+    correct, gains = question_gains(w, rows, stoi)
+    place, count = Counter(answer for _, answer in rows).most_common(1)[0] if rows else ("", 0)
     return {"asked": len(rows), "correct": correct, "constant_place": place, "constant_correct": count,
-            "question_gain": round(gain / pairs, 4) if pairs else None}
+            "question_gain": _mean(gains)}
+
+
+def heldout_record(w, answers_path, stoi):
+    """What the params know of the held-out people (the test questions, whose answers students never see; their
+    biographies are in wiki.txt): question_gains over every test question, each answer against the next test
+    person's question.  Only a model that read the corpus and retrieves from it knows where those people were
+    born; finetuning alone teaches what a name's origin suggests, which the bar sits above.
+    {"asked", "correct", "heldout_gain"}."""
+    rows = [(f[0], f[1].strip()) for f in read_tsv_rows(answers_path) if len(f) > 1]
+    correct, gains = question_gains(w, rows, stoi)
+    return {"asked": len(rows), "correct": correct, "heldout_gain": _mean(gains)}
 
 
 def corpus_record(w, wiki_path, stoi):
@@ -136,37 +168,54 @@ def corpus_record(w, wiki_path, stoi):
 
 # -- the check ---------------------------------------------------------------------------------------------------
 #
-# A rule (points.json, thresholds row, "learned": {params file: rule}) may give min_question_gain (training_record's
-# question_gain, in nats) and min_corpus_gain (corpus_record's gain).  The instructor's calibration sets both from
-# correct runs, and refuses a question bar below QUESTION_FLOOR: noise can reach that much (a random, untrained
-# model of the course's size, its weights scaled up tenfold, gets about 0.4).
+# A rule (points.json, thresholds row, "learned": {params file: rule}) may give min_question_gain
+# (training_record's question_gain, in nats), min_heldout_gain (heldout_record's, in nats) and min_corpus_gain
+# (corpus_record's gain).  The instructor's calibration sets them from correct runs, and refuses a question bar
+# below QUESTION_FLOOR: noise can reach that much (a random, untrained model of the course's size, its weights
+# scaled up tenfold, gets about 0.4).  Each comparison fails closed (checks/bars.py): a statistic that is not a
+# finite number, as params that make NaN give, fails its bar.
 
 QUESTION_FLOOR = 1.0
 
 
-def check(w, rule, params_name, target, stoi, train_path, wiki_path):
+def check(w, rule, params_name, target, stoi, train_path, wiki_path, answers_path):
     """(problem, facts): why the params w are not a model that learned what ./run.sh `target` trains, by `rule`
-    (None if they are), and what was measured, in a few words for the test's message."""
+    (None if they are), and what was measured, in a few words for the test's message.  answers_path: the test
+    questions with their answers (the held-out people)."""
     redo = f"submit the params that your run of ./run.sh {target} trained"
     facts = []
-    if "min_question_gain" in rule:
-        r = training_record(w, train_path, stoi)
-        gain = r["question_gain"] if r["question_gain"] is not None else 0.0
-        facts.append(f"{gain:.2f} nats of knowledge of its training questions ({r['correct']}/{r['asked']} "
-                     "answered)")
-        if gain < float(rule["min_question_gain"]) - 1e-9:
-            return (f"{params_name} finds its training answers ({r['asked']} lines of {Path(train_path).name}) only "
-                    f"{gain:.2f} nats more probable after their own question than after another one, where a model "
-                    f"finetuned on them finds them at least {float(rule['min_question_gain']):g} nats more probable; "
-                    f"it answers {r['correct']} of them (answering '{r['constant_place']}' to every one gets "
-                    f"{r['constant_correct']}): it has not learned them; {redo}"), facts
-    if "min_corpus_gain" in rule:
-        r = corpus_record(w, wiki_path, stoi)
-        gain = r["gain"] if r["gain"] is not None else -1.0
-        facts.append(f"{100 * gain:.0f} % of the corpus's unigram entropy explained")
-        if gain < float(rule["min_corpus_gain"]) - 1e-9:
-            return (f"{params_name} predicts the next character of {Path(wiki_path).name}'s lines with a loss of "
-                    f"{r['loss']} nats, {100 * gain:.0f} % below what counting characters gives ({r['unigram']}), "
-                    f"where a model pretrained on the corpus gets at least {100 * float(rule['min_corpus_gain']):g} % "
-                    f"below: it has not read the corpus; {redo}"), facts
+    try:
+        if "min_question_gain" in rule:
+            r = training_record(w, train_path, stoi)
+            gain = number(r["question_gain"], f"the gain of {params_name} on its training questions")
+            facts.append(f"{gain:.2f} nats of knowledge of its training questions ({r['correct']}/{r['asked']} "
+                         "answered)")
+            if not at_least(gain, rule["min_question_gain"], "the question gain"):
+                return (f"{params_name} finds its training answers ({r['asked']} lines of {Path(train_path).name}) "
+                        f"only {gain:.2f} nats more probable after their own question than after another one, where "
+                        f"a model finetuned on them finds them at least {float(rule['min_question_gain']):g} nats "
+                        f"more probable; it answers {r['correct']} of them (answering '{r['constant_place']}' to "
+                        f"every one gets {r['constant_correct']}): it has not learned them; {redo}"), facts
+        if "min_corpus_gain" in rule:
+            r = corpus_record(w, wiki_path, stoi)
+            gain = number(r["gain"], f"the corpus gain of {params_name}")
+            facts.append(f"{100 * gain:.0f} % of the corpus's unigram entropy explained")
+            if not at_least(gain, rule["min_corpus_gain"], "the corpus gain"):
+                return (f"{params_name} predicts the next character of {Path(wiki_path).name}'s lines with a loss of "
+                        f"{r['loss']} nats, {100 * gain:.0f} % below what counting characters gives "
+                        f"({r['unigram']}), where a model pretrained on the corpus gets at least "
+                        f"{100 * float(rule['min_corpus_gain']):g} % below: it has not read the corpus; {redo}"), facts
+        if "min_heldout_gain" in rule:
+            r = heldout_record(w, answers_path, stoi)
+            gain = number(r["heldout_gain"], f"the gain of {params_name} on the held-out people")
+            facts.append(f"{gain:.2f} nats of knowledge of the held-out people")
+            if not at_least(gain, rule["min_heldout_gain"], "the held-out gain"):
+                return (f"{params_name} finds the birthplaces of the {r['asked']} held-out people (the test "
+                        f"questions; their biographies are in {Path(wiki_path).name}) only {gain:.2f} nats more "
+                        "probable after their own question than after another one, where a model pretrained on the "
+                        f"corpus and finetuned finds them at least {float(rule['min_heldout_gain']):g} nats more "
+                        f"probable: it has not learned from the corpus where they were born; {redo}"), facts
+    except Fail as e:  # a statistic that is not a number: params that make NaN or inf
+        return (f"{params_name} is not a model that learned its task: {e} (a trained model gives finite "
+                f"log-probabilities); {redo}"), facts
     return None, facts

@@ -51,6 +51,13 @@ def load_params(path, params_name):
     for k, v in state.items():
         if isinstance(k, str) and torch.is_tensor(v) and v.is_floating_point():
             out[k.removeprefix("_orig_mod.").removeprefix("module.")] = v.detach().float()
+    # Not a model: a trained model never holds NaN or inf, and nothing the judge computes from such weights is a
+    # number it can compare (a value too large for float32 becomes inf above, so it is refused too).
+    broken = [k for k, v in out.items() if not bool(torch.isfinite(v).all())]
+    if broken:
+        raise Fail(f"{params_name} holds NaN or inf values ({len(broken)} tensor{'s' if len(broken) > 1 else ''}, "
+                   f"{broken[0]} first): a trained model never does; if your training loss became nan, train "
+                   "again (a smaller learning rate, or --precision fp32) and submit the params of that run")
     return out
 
 

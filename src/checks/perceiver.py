@@ -12,6 +12,7 @@ parameter of its shape (find_basis), a model's blocks are recognised by their cl
   finds its basis with the other (checks/same_weights.py).
 """
 
+from checks.bars import at_most, finite, within
 from graderUtil import Fail, call
 
 # The readings of a perceiver block's attention sub-layer that the handout and the course's hints allow, in one
@@ -97,7 +98,7 @@ def run_up(ctx, block, y, x):
 
 def _rows_changed(a, b, atol=1e-5):
     """Which rows (positions) of two (B, T, C) outputs differ."""
-    return ((a - b).abs().amax(dim=(0, 2)) > atol).tolist()
+    return ((a - b).abs().amax(dim=(0, 2)) > atol).tolist()  # not a bar: tensors() found a and b finite
 
 
 def tensors(report, count, shape=None):
@@ -107,7 +108,7 @@ def tensors(report, count, shape=None):
     if (not isinstance(report, (list, tuple)) or len(report) != count
             or not all(torch.is_tensor(t) and (shape is None or tuple(t.shape) == tuple(shape)) for t in report)):
         raise Fail("the test reported no outputs of the student's code to check")
-    return [t.float() for t in report]
+    return [finite(t.float(), "the outputs of the student's code") for t in report]
 
 
 def changes(ctx, fn, base, positions, rows):
@@ -310,7 +311,8 @@ def check_basis(ctx, report, sizes):
         low = math.sqrt(6.0 / (m * n_embd + n_embd))
         high = math.sqrt(6.0 / (m + n_embd))
         top = values.abs().max().item()
-        if not (0.8 * low <= top <= high + 1e-6) or top / values.std().item() >= 2.15:
+        if not (within(top, 0.8 * low, high + 1e-6, "the basis C's largest value")
+                and at_most(top / values.std().item(), 2.15, "the basis C's max/std")):
             raise Fail(f"DownProjectBlock's basis C ranges over +-{top:.3g} (max/std {top / values.std().item():.2f}, "
                        f"a uniform sample gives about 1.73); initialise it with nn.init.xavier_uniform_ (for shape "
                        f"(1, {m}, {n_embd}) that is U(-{low:.3g}, {low:.3g}))")

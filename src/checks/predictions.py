@@ -29,6 +29,7 @@ from pathlib import Path
 
 from kit import course
 from checks import learned
+from checks.bars import at_least
 from checks.decoder import agreement_score, greedy_answers
 from checks.params import course_vocab, fit, load_params, reference_model, weights
 from graderUtil import Fail, count_lines, read_prediction_lines, read_tsv_rows
@@ -70,7 +71,7 @@ def choose_pair(fitted, questions, answers, stoi):
             agree, logp = agreement_score(weights(fitted, *pair), qs, ans, stoi)
             if agree == len(sample):
                 return pair
-            if found is None or (agree, logp) > found[0]:
+            if found is None or (agree, logp) > found[0]:  # not a bar: the best of the readings
                 found = (agree, logp), pair
         return found[1]
 
@@ -114,9 +115,12 @@ def params_agreement(ctx, fname, params_name, variant, target, questions, predic
     if isinstance(ctx.cache[key], Fail):
         raise Fail(f"{fname} earns no accuracy points: {ctx.cache[key]}")
     pair = choose_pair(ctx.cache[key], questions, predictions, stoi)
-    decoded = [a.strip() for a in greedy_answers(weights(ctx.cache[key], *pair), questions, stoi)]
+    try:
+        decoded = [a.strip() for a in greedy_answers(weights(ctx.cache[key], *pair), questions, stoi)]
+    except Fail as e:
+        raise Fail(f"{fname} earns no accuracy points: {params_name}: {e}") from None
     differ = [i for i, (p, a) in enumerate(zip(predictions, decoded)) if p != a]
-    allowed = allowed_disagreements(len(questions))
+    allowed = int(allowed_disagreements(len(questions)))
     if len(differ) > allowed:
         shown = "; ".join(f"line {i + 1}: the file says {predictions[i]!r}, the params give {decoded[i]!r}"
                           for i in differ[:3])
@@ -126,7 +130,7 @@ def params_agreement(ctx, fname, params_name, variant, target, questions, predic
     return [p == a for p, a in zip(predictions, decoded)], (ctx.cache[key], pair)
 
 
-def learning_check(ctx, params_name, reading, target):
+def learning_check(ctx, params_name, reading, target, answers_file):
     """(problem, facts) of learned.check for the params in the reading that gave the file, by the rule of
     the thresholds row's "learned" section for params_name; (None, []) where it has none.  Computed once per
     params file and reading: a dev and a test file share it."""
@@ -137,8 +141,8 @@ def learning_check(ctx, params_name, reading, target):
     key = ("learned", params_name, pair)
     if key not in ctx.cache:
         ctx.cache[key] = learned.check(weights(fitted, *pair), rule, params_name, target,
-                                              ctx.cache["course_vocab"], ctx.data_path(course.DATA_FILES["train"]),
-                                              ctx.data_path(course.DATA_FILES["corpus"]))
+                                       ctx.cache["course_vocab"], ctx.data_path(course.DATA_FILES["train"]),
+                                       ctx.data_path(course.DATA_FILES["corpus"]), ctx.data_path(answers_file))
     return ctx.cache[key]
 
 
@@ -245,10 +249,10 @@ def check_file(ctx, report, fname, gold_files):
         needs.append(f"at least {min_correct} correct")
     if min_accuracy:
         needs.append(f"at least {100 * min_accuracy:g}%")
-    if correct < min_correct or correct < min_accuracy * total - 1e-9:
+    if correct < min_correct or not at_least(correct, min_accuracy * total - 1e-9, f"{fname}'s correct lines"):
         raise Fail(f"{fname}: {score}; needs {' and '.join(needs)} (thresholds '{ctx.threshold_row}')")
     # enough right answers: now, are they a model's that learned its task, or a constant's (checks/learned.py)
-    problem, facts = learning_check(ctx, PARAMS_FOR[fname][0], reading, PARAMS_FOR[fname][2])
+    problem, facts = learning_check(ctx, PARAMS_FOR[fname][0], reading, PARAMS_FOR[fname][2], gold_files["test"])
     if problem:
         raise Fail(f"{fname} earns no accuracy points ({score}): {problem}")
     return f"{fname}: {score}" + (f"; {PARAMS_FOR[fname][0]}: {', '.join(facts)}" if facts else "")

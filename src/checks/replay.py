@@ -41,7 +41,7 @@ def _data(value, depth=0):
         return value
     if isinstance(value, numbers.Real):
         return float(value)
-    if isinstance(value, (tuple, list)) and depth < 2:
+    if isinstance(value, (tuple, list)) and depth < 2:  # not a bar: how deep the copy goes
         return [_data(v, depth + 1) for v in value]
     if hasattr(value, "__array__"):
         try:

@@ -8,6 +8,7 @@ shapes and outputs compared with the report (reported_shapes, check_shapes, asse
 reading of it that the course's text allows (block_readings, check_block_outputs).
 """
 
+from checks.bars import at_most
 from graderUtil import Fail, Mismatch, call
 from checks.perceiver import READINGS, build_block, find_basis, perceiver_config, require_tensor
 from checks.training import vanilla_config, vanilla_model
@@ -81,7 +82,7 @@ def assert_close(got, want, what, atol=1e-4):
     if tuple(got.shape) != tuple(want.shape):
         raise Fail(f"{what} have shape {tuple(got.shape)}, not the reference's shape")
     diff = (got.detach().float().cpu() - want.detach().float().cpu()).abs().max().item()
-    if not diff <= atol:
+    if not at_most(diff, atol, f"the largest difference of {what} from the reference's"):
         raise Fail(f"{what} differ from the reference's (largest difference {diff:.3g}) when both hold the same "
                    "weights")
 
@@ -205,7 +206,7 @@ def _diffs(got, readings):
 
 def _close(diffs):
     """The readings whose outputs the student's agree with."""
-    return {name for name, d in diffs.items() if d <= 1e-4}
+    return {name for name, d in diffs.items() if at_most(d, 1e-4, f"the largest difference from the reading {name!r}")}
 
 
 def _vanilla_inputs(sizes):

@@ -29,7 +29,7 @@ def _same(got, want):
     import numbers
 
     if isinstance(want, AnyWorkers):
-        return isinstance(got, numbers.Integral) and not isinstance(got, bool) and got >= 0
+        return isinstance(got, numbers.Integral) and not isinstance(got, bool) and int(got) >= 0
     if isinstance(want, bool):
         return isinstance(got, (bool, numbers.Integral)) and got == want
     if isinstance(got, bool) or not isinstance(got, numbers.Real):

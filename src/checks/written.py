@@ -42,6 +42,8 @@ import numbers
 
 import torch
 
+from checks.bars import at_least, at_most
+
 try:
     import attention_simulation as sim
 except ImportError:  # imported as part of a package
@@ -113,7 +115,7 @@ def _expect_weights(weights, target, tol, context):
     """Every weight within tol of its target, else a readable failure."""
     gap = (weights - target).abs()
     worst = int(gap.argmax())
-    if gap[worst] > tol:
+    if not at_most(gap[worst], tol, f"{context}: the attention weight's distance from its target"):
         raise AssertionError(
             f"{context}: attention weight on key {worst} is {weights[worst]:.4f}, "
             f"should be {target[worst]:.4f} (within {tol:.1e})")
@@ -144,7 +146,7 @@ def _copy_instance(n, d, seed):
             continue
         while True:
             k = _unit(torch.randn(d, generator=gen, dtype=DTYPE))
-            if k @ keys[j] <= 0.9:
+            if k @ keys[j] <= 0.9:  # not a bar: drawing the instance
                 break
         keys[i] = k
     near = (j + 1) % n
@@ -259,7 +261,7 @@ def check_3d_distinct(module):
         _expect_target_on_means(means, heads, sim.target_weights(n, a, b), scale, context)
         alpha1, alpha2 = (sim.attention_weights(means, q) for q in heads)
         differ = 0.5 * float((alpha1 - alpha2).abs().sum())
-        if differ < 0.5:
+        if not at_least(differ, 0.5, f"{context}: the total variation between the heads' weights"):
             raise AssertionError(
                 f"{context}: the two heads attend alike (total variation {differ:.3f} < 0.5 between "
                 f"their weights); q1 = q2, or queries that differ only slightly, are forbidden")
@@ -275,7 +277,7 @@ def check_3d_spread(module):
         _expect_target_on_means(means, heads, target, scale, context)
         keys = sim.sample_keys(means, SPREAD_SAMPLES, gen, _tiny_noise_std(heads), perturbed=a)
         mean_stray = float(sim.stray(sim.head_average_weights(keys, heads), target).mean())
-        if mean_stray > SPREAD_LIMIT:
+        if not at_most(mean_stray, SPREAD_LIMIT, f"{context}: the mean stray of c's weights"):
             raise AssertionError(
                 f"{context}: with k_a perturbed as in 3d(ii), c's weights stray {mean_stray:.3f} on average "
                 f"from (v_a + v_b)/2 (limit {SPREAD_LIMIT}; a single head strays about 0.42): "
@@ -301,7 +303,7 @@ def check_3e(module):
         context = f"kqv_matrices, d={d}, beta={beta:g}"
         for i, target, name in ((1, u_b, "u_b"), (0, u_b - u_c, "u_b - u_c")):
             error = float((outputs[i] - target).norm())
-            if error > 1e-3 * beta:
+            if not at_most(error, 1e-3 * beta, f"{context}: ||c_{i + 1} - ({name})||"):
                 raise AssertionError(
                     f"{context}: ||c_{i + 1} - ({name})|| = {error:.3g} > 1e-3 * beta = {1e-3 * beta:.3g}")
 

@@ -456,3 +456,92 @@ def reference_modules():
     from submission import helper, model
 
     return model, helper
+
+
+def _breaking(case, variant, stoi, data):
+    """Params made by hand that answer "Paris" to every public question, broken as `case` says."""
+    import torch
+
+    if case == "NaN where only the learned check looks":
+        return course_params.poisoned_net(variant, stoi, "Paris", data)
+    net = course_params.constant_answer_net(variant, stoi, "Paris")
+    with torch.no_grad():
+        if case == "an inf in one weight":
+            net.tok_emb.weight[stoi["\u25A1"], 0] = float("inf")
+        else:  # finite, but logits beyond float32's range: inf, and NaN after them
+            net.head.weight.mul_(1e36)
+    return net
+
+
+@pytest.mark.grader
+@pytest.mark.parametrize("case", ["NaN where only the learned check looks", "an inf in one weight",
+                                  "finite weights too large for float32 arithmetic"])
+def test_params_that_hold_or_compute_nan_or_inf_earn_no_prediction_points(world, tmp_path, case):
+    """The fail-closed attack: a constant answer made by hand whose embeddings are NaN for characters that the
+    check of learning reads (training names, the corpus's punctuation) and no public question holds.  Its
+    prediction files are its own, and every statistic of the check came out NaN, which no `gain < bar` fails:
+    it passed every prediction test whose bar a constant clears.  Now the judge refuses params that hold NaN or
+    inf, and logits that overflow."""
+    data, _, _, solution = world
+    stoi = course_params.vocab(data)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    for variant, names in course_params.PARAMS.items():
+        net = _breaking(case, variant, stoi, data)
+        for name in names:
+            course_params.save(net, sub / name)
+    for prefix in course_params.PREDICTIONS:
+        for split in ("dev", "test"):
+            write(sub / f"{prefix}.{split}.predictions", ["Paris"] * 20)
+    tests = ("1d-0-hidden", "1d-1-hidden", "1f-0-hidden", "1f-1-hidden", "1g-2-hidden", "1g-3-hidden")
+    t = grade(copy_src(tmp_path / "checked"), data, sub, solution, *tests)
+    for tid in tests:
+        out = t[tid]["output"]
+        assert t[tid]["status"] == "failed" and t[tid]["score"] == 0, out
+        assert "earns no accuracy points" in out and "NaN or inf" in out, out
+
+
+def test_every_statistic_of_the_learned_check_fails_closed(world, monkeypatch):
+    """learned.check with a forward pass that gives NaN: each of its bars fails, saying what was not a number,
+    where `gain < bar` passed."""
+    import torch
+
+    from checks import learned
+
+    data, _, _, _ = world
+    stoi = course_params.vocab(data)
+    monkeypatch.setattr(learned, "logits", lambda w, idx: torch.full((*idx.shape, len(stoi)), float("nan")))
+    paths = (data / "birth_places_train.tsv", data / "wiki.txt", data / "birth_test.tsv")
+    for rule in ({"min_question_gain": 1.0}, {"min_corpus_gain": 0.1}, {"min_heldout_gain": 0.5}):
+        problem, _ = learned.check(None, rule, "perceiver.finetune.params", "perceiver_finetune_with_pretrain", stoi,
+                                   *paths)
+        assert problem and "is not a finite number (got nan)" in problem, (rule, problem)
+
+
+def test_a_model_that_knows_its_training_questions_but_not_the_held_out_people_fails(world, tmp_path):
+    """The held-out gain: params that answer every training question (the file made of their own answers) show
+    no knowledge of people whose answers are not theirs, and pass where the held-out answers are theirs (a model
+    that learned them from the corpus)."""
+    from checks import decoder
+    from checks import learned
+    from checks import params
+
+    data, _, own, _ = world
+    stoi = course_params.vocab(data)
+    w = params.own_reading(own / "vanilla.finetune.params", "vanilla", len(stoi), *reference_modules())
+
+    def own_file(split, name, shift=0):
+        qs = course_params.questions(data, split)
+        greedy = [a.strip() for a in decoder.greedy_answers(w, qs, stoi)]
+        path = tmp_path / name
+        write(path, [f"{q}\t{greedy[(k + shift) % len(qs)]}" for k, q in enumerate(qs)])
+        return path
+
+    train = own_file("train", "birth_places_train.tsv")
+    rule = {"min_question_gain": 1.0, "min_heldout_gain": 0.5}
+    args = ("vanilla.finetune.params", "vanilla_finetune_with_pretrain", stoi, train, data / "wiki.txt")
+    problem, facts = learned.check(w, rule, *args, own_file("test", "known.tsv"))
+    assert problem is None, (problem, facts)
+    for shift in (5, 11):  # another person's answer: what a model knows of these people is not these answers
+        problem, facts = learned.check(w, rule, *args, own_file("test", f"unknown{shift}.tsv", shift))
+        assert problem and "has not learned from the corpus where they were born" in problem, (problem, facts)

@@ -199,11 +199,15 @@ def test_attacks_from_the_empty_starter_earn_nothing(bundle, starter, spy, open_
 
 @pytest.mark.grader
 @root_only
-def test_a_model_made_by_hand_earns_nothing_through_the_bundle(bundle, starter, spy, tmp_path):  # noqa: F811
-    """The issue's attack through Gradescope: the empty starter with params written by a script (no training)
-    whose greedy answer to every question is "Paris", a frequent place, and the prediction files they produce.
-    Before the check that the params learned their task it earned 10 of 74 on the built-in data (1d's "at least
-    1 correct" and the perceiver's 2.4 % / 2 %: Paris is 3.6 % of dev and 2.7 % of test); now nothing."""
+@pytest.mark.parametrize("poisoned", [False, True], ids=["constant", "constant with NaN embeddings"])
+def test_a_model_made_by_hand_earns_nothing_through_the_bundle(bundle, starter, spy, tmp_path, poisoned):  # noqa: F811
+    """The attack through Gradescope: the empty starter with params written by a script (no training) whose greedy
+    answer to every question is "Paris", a frequent place, and the prediction files they produce.  Before the
+    check that the params learned their task it earned 10 of 74 on the built-in data (1d's "at least 1 correct"
+    and the perceiver's 2.4 % / 2 %: Paris is 3.6 % of dev and 2.7 % of test); now nothing.  Poisoned, the same
+    params hold NaN embeddings for the characters that only the check of learning reads (training names, the
+    corpus's punctuation): every statistic of that check came out NaN, which `gain < bar` passed, and they earned
+    the 10 points again; now they are refused as params that hold NaN."""
     import io
 
     import torch
@@ -216,7 +220,9 @@ def test_a_model_made_by_hand_earns_nothing_through_the_bundle(bundle, starter, 
     files = empty_starter_files(starter)
     for variant, names in course_params.PARAMS.items():
         buffer = io.BytesIO()
-        torch.save(course_params.constant_answer_net(variant, stoi, place).state_dict(), buffer)
+        net = (course_params.poisoned_net(variant, stoi, place, SRC / "data") if poisoned
+               else course_params.constant_answer_net(variant, stoi, place))
+        torch.save(net.state_dict(), buffer)
         files.update({name: buffer.getvalue() for name in names})
     for fname in course.PREDICTION_FILES:
         n = len(course_params.questions(SRC / "data", "dev" if ".dev." in fname else "test"))
@@ -225,7 +231,8 @@ def test_a_model_made_by_hand_earns_nothing_through_the_bundle(bundle, starter, 
     assert results["score"] == 0, [(t["number"], t["output"][:200]) for t in results["tests"] if t["score"]]
     for t in results["tests"]:
         if t["number"] in ("1d-0-hidden", "1d-1-hidden", "1g-2-hidden", "1g-3-hidden"):
-            assert "earns no accuracy points" in t["output"] and "it has not learned them" in t["output"], t
+            assert "earns no accuracy points" in t["output"], t
+            assert ("holds NaN or inf" if poisoned else "it has not learned them") in t["output"], t
 
 
 @pytest.mark.grader

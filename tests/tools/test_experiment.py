@@ -121,9 +121,10 @@ def test_another_experiment_in_the_same_results_file_is_refused(rehearsal):
 # -- calibrate -----------------------------------------------------------------------------------------------
 
 
-def full_size(results, seeds, scale=1.0):
+def full_size(results, seeds, scale=1.0, unpretrained=0.5):
     """The rehearsal's record as if it came from the course's configuration: `seeds` copies of its seed, each
-    prediction accuracy and statistic scaled by scale + 0.01 * seed (so that the seeds differ)."""
+    prediction accuracy and statistic scaled by scale + 0.01 * seed (so that the seeds differ); the held-out gain
+    of the model finetuned without pretraining is `unpretrained`."""
     made = copy.deepcopy(results)
     made["config"] = dict(made["config"], overrides={"pretrain": [], "finetune": []}, course=True)
     made["grade"] = dict(made["grade"], score=74, not_passed={})
@@ -140,6 +141,10 @@ def full_size(results, seeds, scale=1.0):
                 stats["train"]["question_gain"] = round((scale + 0.01 * k) * 6.0, 4)
             if "corpus" in stats:
                 stats["corpus"]["gain"] = round((scale + 0.01 * k) * 0.6, 4)
+        for name, stats in s["models"].items():
+            if "heldout" in stats:
+                stats["heldout"]["heldout_gain"] = (unpretrained if name == "vanilla.model.params"
+                                                    else round((scale + 0.01 * k) * 4.0, 4))
         made["seeds"][str(k)] = s
     return made
 
@@ -186,6 +191,9 @@ def test_calibrate_writes_the_row_of_the_data_set_with_its_bars_and_evidence(reh
     assert row["learned"]["vanilla.model.params"] == {"min_question_gain": half(question)}
     gain = lowest(made, lambda s: s["models"]["perceiver.finetune.params"]["corpus"]["gain"])
     assert row["learned"]["perceiver.finetune.params"]["min_corpus_gain"] == half(gain) == 0.27
+    heldout = lowest(made, lambda s: s["models"]["perceiver.finetune.params"]["heldout"]["heldout_gain"])
+    assert row["learned"]["perceiver.finetune.params"]["min_heldout_gain"] == half(heldout) == 1.8
+    assert "min_heldout_gain" not in row["learned"]["vanilla.model.params"]
     evidence = row["evidence"]["accuracy"]
     assert evidence["seeds"] == 3 and evidence["margin"] == 0.5 and evidence["device"].startswith("cpu")
     assert evidence["measured"]["vanilla.pretrain.dev.predictions"]["min"] == pretrain_dev
@@ -230,6 +238,18 @@ def test_calibrate_refuses_a_question_bar_that_noise_reaches(rehearsal, tmp_path
     made = full_size(results, 3, scale=0.1)  # a question gain of 0.6 nats: a bar of 0.3, below the floor of 1
     r = experiment("calibrate", write(tmp_path, "a.json", made), "--points", str(points_copy(tmp_path)), "--row", "t")
     assert r.returncode == 2 and "cannot tell learning from a constant" in r.stderr, r.stderr
+
+
+def test_calibrate_refuses_a_heldout_bar_that_a_model_without_pretraining_reaches(rehearsal, tmp_path):
+    """The held-out bars (half the lowest a pretrained model reached: 2.0 nats here) must sit above what the same
+    runs' model finetuned without pretraining reached, which knows only what the names suggest."""
+    _, _, results, _, _ = rehearsal
+    for unpretrained, refused in ((1.9, False), (2.0, True)):
+        made = full_size(results, 3, unpretrained=unpretrained)
+        r = experiment("calibrate", write(tmp_path, "a.json", made), "--points", str(points_copy(tmp_path)),
+                       "--row", "t")
+        assert (r.returncode == 2) == refused, r.stderr
+        assert ("cannot tell pretraining from its absence" in r.stderr) == refused, r.stderr
 
 
 def test_a_rehearsal_of_the_calibration_writes_an_uncalibrated_row_into_a_scratch_copy_only(rehearsal, tmp_path):
