@@ -22,10 +22,10 @@ PENDING = grader.PENDING_MESSAGE
 POINTS = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["tests"]
 PREDICTION_TESTS = {"1d-0-hidden": "vanilla.nopretrain.dev.predictions",
                     "1d-1-hidden": "vanilla.nopretrain.test.predictions",
-                    "1f-0-hidden": "vanilla.pretrain.dev.predictions",
-                    "1f-1-hidden": "vanilla.pretrain.test.predictions",
-                    "1g-2-hidden": "perceiver.pretrain.dev.predictions",
-                    "1g-3-hidden": "perceiver.pretrain.test.predictions"}
+                    "1f-1-hidden": "vanilla.pretrain.dev.predictions",
+                    "1f-2-hidden": "vanilla.pretrain.test.predictions",
+                    "1g-1-hidden": "perceiver.pretrain.dev.predictions",
+                    "1g-2-hidden": "perceiver.pretrain.test.predictions"}
 
 
 

@@ -143,7 +143,7 @@ def learning_check(ctx, params_name, reading, target):
 
 
 def check_london_baseline(ctx, report, train_file, dev_file):
-    """1d-0's number, in the judge, from the data alone: the dev accuracy of always answering the most common
+    """1d-2's number, in the judge, from the data alone: the dev accuracy of always answering the most common
     birthplace of the training file (ties: the place seen first)."""
     from collections import Counter
 

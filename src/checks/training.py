@@ -160,7 +160,7 @@ def tiny_gpt(ctx, vocab_size, block_size, seed, perceiver=False, bottleneck_dim=
         return call("GPT(config)", ctx.submission_dir, model.GPT, cfg)
     # The given GPT's constructor takes other arguments in this submission (given code the student changed): the
     # model is built as the course's grader builds it, by the student's own initialize_*_model, so that finetune,
-    # pretrain and train are not failed for it (1c-0 judges the vanilla model itself).
+    # pretrain and train are not failed for it (1c-3 judges the vanilla model itself).
     helper = ctx.student("helper")
     if perceiver:
         net = call("initialize_perceiver_model", ctx.submission_dir, helper.initialize_perceiver_model, cfg,

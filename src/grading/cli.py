@@ -165,7 +165,8 @@ def _main(argv, opened):
             pts = "info" if s.info else f"{s.points} pt" + ("" if s.points == 1 else "s")
             ec = ", extra credit" if s.extra_credit and s.points else ""
             ec = ", practice" if not s.info and not s.points else ec
-            course = f"course {s.course_id}" if s.course_id else ""  # the course grader's id for its tests
+            # the course grader's tests have its ids; a part of one names it
+            course = "the course's" if s.course_id == tid else f"part of {s.course_id}" if s.course_id else ""
             print(f"{tid:<12} {course:<18} {pts:>7}  {s.timeout:>5g} s  {s.description}{ec}")
         return 0
 

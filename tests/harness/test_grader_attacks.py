@@ -235,7 +235,7 @@ def _plant_pth(send):
 
 
 PTH_LINE = 'import os; open("{marker}/written-by-uid-%d" % os.getuid(), "w").close()\\n'
-_ATTACKS = {{"1c-0-basic": _plant_pth}}
+_ATTACKS = {{"1c-3-basic": _plant_pth}}
 '''
 
 
@@ -250,11 +250,11 @@ def test_a_pth_file_planted_for_the_next_worker_never_runs_as_root(tmp_path, dat
     try:
         src = copy_src(tmp_path / "copy", append={"helper.py": planted(PTH_PLANTER.format(spy=spy, marker=marker))})
         # one worker at a time: 1c first (the longest group), then three more workers the planter can reach
-        r = run_grader(src, "1c-0-basic", "1d-0-basic", "1e-0-basic", "3a-0-basic", data=data, extra=["--jobs", "1"])
+        r = run_grader(src, "1c-3-basic", "1d-2-basic", "1e-4-basic", "3a-0-basic", data=data, extra=["--jobs", "1"])
         assert (spy / "planted").read_text(), "the planter never reached a worker folder"
         assert list(marker.iterdir()) == [], "a planted .pth file ran as root"
         assert leftovers(worker_uid) == []
-        assert r.status("1e-0-basic") == r.status("3a-0-basic") == "passed"
+        assert r.status("1e-4-basic") == r.status("3a-0-basic") == "passed"
     finally:
         shutil.rmtree(marker, ignore_errors=True)
 
@@ -265,7 +265,7 @@ PROTOCOL_ATTACKS = '''
 def _stall(send):
     """Announce the running test again and again, as if it had just started: an old parent reset its deadline."""
     for _ in range(14):
-        send({{"ev": "start", "id": "1c-0-basic"}})
+        send({{"ev": "start", "id": "1c-3-basic"}})
         _time.sleep(1)
 
 
@@ -284,7 +284,7 @@ def _bomb(send):
     torch.save = lambda obj, path, *a, **k: shutil.copyfile("{bomb}", path)
 
 
-_ATTACKS = {{"1c-0-basic": _stall, "1f-0-basic": _bad_seconds, "1c-0-hidden": _bomb}}
+_ATTACKS = {{"1c-3-basic": _stall, "1f-0-basic": _bad_seconds, "1c-0-hidden": _bomb}}
 '''
 
 
@@ -317,18 +317,18 @@ def test_what_a_worker_sends_is_checked_and_cannot_stall_crash_or_blow_up_the_gr
     is complete, nothing the test left runs on); a report that inflates to 1.1 GB (refused before any
     torch.load, with the reason)."""
     src = copy_src(tmp_path / "copy", append={"helper.py": planted(PROTOCOL_ATTACKS.format(bomb=bomb))})
-    tests = ["1c-0-basic", "1c-0-hidden", "1e-0-basic", "1f-0-basic", "1f-1-basic"]
-    # time limits 0.3 times the tests': 9 s for 1c-0-basic, whose stall would take 14 s
+    tests = ["1c-3-basic", "1c-0-hidden", "1e-4-basic", "1f-0-basic", "1f-3-basic"]
+    # time limits 0.3 times the tests': 9 s for 1c-3-basic, whose stall would take 14 s
     r = run_grader(src, *tests, data=data, solution=make_solution(tmp_path / "reference"),
                    extra=["--timeout-scale", "0.3"])
     assert sorted(r.tests) == sorted(tests)
-    stalled = r.tests["1c-0-basic"]
-    assert r.status("1c-0-basic") == "failed" and "started 1c-0-basic a second time" in stalled["output"], stalled
+    stalled = r.tests["1c-3-basic"]
+    assert r.status("1c-3-basic") == "failed" and "started 1c-3-basic a second time" in stalled["output"], stalled
     assert "broke the grader's protocol" in r.tests["1f-0-basic"]["output"], r.tests["1f-0-basic"]
     assert r.status("1f-0-basic") == "failed"
     bombed = r.tests["1c-0-hidden"]
     assert r.status("1c-0-hidden") == "failed" and "unpacks to 1100 MiB" in bombed["output"], bombed
-    assert r.status("1e-0-basic") == r.status("1f-1-basic") == "passed", r.stdout[-3000:]
+    assert r.status("1e-4-basic") == r.status("1f-3-basic") == "passed", r.stdout[-3000:]
     assert r.seconds < 60, r.stdout[-2000:]
     assert leftovers(worker_uid) == []
     assert not [p for p in Path(tempfile.gettempdir()).glob("grader-sandbox-*") if group_of(p) == worker_uid]
@@ -398,7 +398,7 @@ def _litter(send):
     raise RuntimeError("spy big=%s shm=%s" % (big, "made" if shm >= 0 else "refused"))
 
 
-_ATTACKS = {"1c-0-basic": _memory, "1c-1-basic": _forks, "1f-0-basic": _threads, "1c-2-basic": _litter}
+_ATTACKS = {"1c-3-basic": _memory, "1c-1-basic": _forks, "1f-0-basic": _threads, "1c-2-basic": _litter}
 '''
 
 
@@ -410,7 +410,7 @@ def test_memory_processes_threads_output_and_files_are_bounded_and_removed(tmp_p
     V shared memory: each is bounded (the worker's resource limits), the grading finishes, the other tests keep
     their marks, and nothing of the worker user is left afterwards."""
     src = copy_src(tmp_path / "copy", append={"helper.py": planted(RESOURCE_ATTACKS)})
-    tests = ["1c-0-basic", "1c-1-basic", "1c-2-basic", "1e-0-basic", "1f-0-basic", "1f-1-basic"]
+    tests = ["1c-3-basic", "1c-1-basic", "1c-2-basic", "1e-4-basic", "1f-0-basic", "1f-3-basic"]
     r = run_grader(src, *tests, data=data)
     assert sorted(r.tests) == sorted(tests)
 
@@ -418,12 +418,12 @@ def test_memory_processes_threads_output_and_files_are_bounded_and_removed(tmp_p
         assert r.status(tid) == "failed", r.tests[tid]
         return r.tests[tid]["output"].split("spy ", 1)[1].split()[0:2]
 
-    assert spied("1c-0-basic")[0] in ("memory=MemoryError", "memory=OSError"), r.tests["1c-0-basic"]
+    assert spied("1c-3-basic")[0] in ("memory=MemoryError", "memory=OSError"), r.tests["1c-3-basic"]
     forks = int(spied("1c-1-basic")[0].split("=")[1])
     threads = int(spied("1f-0-basic")[0].split("=")[1])
     assert forks < graderUtil.WORKER_PROCESSES and threads < graderUtil.WORKER_PROCESSES, (forks, threads)
     assert spied("1c-2-basic") == ["big=OSError", "shm=made"], r.tests["1c-2-basic"]
-    assert r.status("1e-0-basic") == r.status("1f-1-basic") == "passed", r.stdout[-3000:]
+    assert r.status("1e-4-basic") == r.status("1f-3-basic") == "passed", r.stdout[-3000:]
     assert len(r.stdout) < 200_000 and len(json.dumps(r.json)) < 200_000
     assert leftovers(worker_uid) == []
 
@@ -438,7 +438,7 @@ def _leave(send):
         _os._exit(0)
 
 
-_ATTACKS = {"1c-0-basic": _leave}
+_ATTACKS = {"1c-3-basic": _leave}
 '''
 
 
@@ -460,7 +460,7 @@ def test_an_error_in_the_grader_itself_still_kills_and_removes_what_the_workers_
         return checked(msg, specs)
 
     monkeypatch.setattr(protocol, "check_message", buggy)  # where the runner asks it
-    assert grader.main(["1c-0-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data)]) == 0
+    assert grader.main(["1c-3-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data)]) == 0
     out, err = capsys.readouterr()
     assert "a bug of the grader" in err and "no result" in out, (out[-2000:], err[-2000:])
     assert leftovers(worker_uid) == []
@@ -496,7 +496,7 @@ def _deep(send):
         _os.close(fd)
 
 
-_ATTACKS = {{"1c-0-basic": _deep}}
+_ATTACKS = {{"1c-3-basic": _deep}}
 """
 
 
@@ -510,8 +510,8 @@ def test_trees_too_deep_for_a_recursive_walk_and_odd_files_are_removed(tmp_path,
     grading with the same user id starts clean."""
     (spy / "planted").write_text("root's\n")
     src = copy_src(tmp_path / "copy", append={"helper.py": planted(DEEP_LITTER.format(spy=spy))})
-    r = run_grader(src, "1c-0-basic", "1e-0-basic", data=data)
-    assert r.status("1e-0-basic") == "passed", r.stdout[-3000:]
+    r = run_grader(src, "1c-3-basic", "1e-4-basic", data=data)
+    assert r.status("1e-4-basic") == "passed", r.stdout[-3000:]
     assert leftovers(worker_uid) == []
     assert (spy / "planted").stat().st_nlink == 1 and (spy / "planted").read_text() == "root's\n"
     assert not [p for p in Path(tempfile.gettempdir()).glob("grader-sandbox-*") if group_of(p) == worker_uid]
@@ -548,7 +548,7 @@ def _notes(send):
     raise RuntimeError("spy " + " ".join("%s=%s" % kv for kv in sorted(got.items())))
 
 
-_ATTACKS = {"1c-0-basic": _notes}
+_ATTACKS = {"1c-3-basic": _notes}
 """
 
 # runs the rest of its command line in a new session keyring that holds a key of root's, as a grader started
@@ -572,8 +572,8 @@ def test_no_message_queue_or_key_outlives_the_grading_and_roots_keys_stay_roots(
     import sys
 
     src = copy_src(tmp_path / "copy", append={"helper.py": planted(KEYS_AND_QUEUES)})
-    r = run_grader(src, "1c-0-basic", data=data, launcher=[sys.executable, "-c", IN_A_SESSION_KEYRING])
-    spied = r.tests["1c-0-basic"]["output"].split("spy ", 1)[1].split()
+    r = run_grader(src, "1c-3-basic", data=data, launcher=[sys.executable, "-c", IN_A_SESSION_KEYRING])
+    spied = r.tests["1c-3-basic"]["output"].split("spy ", 1)[1].split()
     assert "secret=False" in spied and "queue=False" in spied, spied
     assert leftovers(worker_uid) == []
 
@@ -656,7 +656,7 @@ def _widen(send):
     raise RuntimeError("spy cpus=%s groups=%s" % (cpus, groups))
 
 
-_ATTACKS = {"1c-0-basic": _widen}
+_ATTACKS = {"1c-3-basic": _widen}
 """
 
 PIN_TO = "import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])}); os.execv(sys.argv[2], sys.argv[2:])"
@@ -683,8 +683,8 @@ def test_a_grading_cannot_take_cores_beyond_its_own(tmp_path, data, worker_uid):
     if not cpuset_usable():
         pytest.skip("no cpuset controller here: the grader says so in its header and pins as before")
     src = copy_src(tmp_path / "copy", append={"helper.py": planted(WIDEN)})
-    r = run_grader(src, "1c-0-basic", data=data, launcher=[sys.executable, "-c", PIN_TO, "0"])
-    spied = r.tests["1c-0-basic"]["output"].split("spy ", 1)[1].split()
+    r = run_grader(src, "1c-3-basic", data=data, launcher=[sys.executable, "-c", PIN_TO, "0"])
+    spied = r.tests["1c-3-basic"]["output"].split("spy ", 1)[1].split()
     assert spied[0] == "cpus=0" and "cs224n-grader-" in spied[1], spied
     assert "in a cgroup of its own" in r.stdout.split("\n  ")[0], r.stdout[:2000]
     assert leftovers(worker_uid) == []
@@ -702,9 +702,9 @@ def test_where_no_cgroup_can_be_made_the_grading_runs_as_before_and_says_so(tmp_
 
     monkeypatch.setattr(cgroups, "hierarchies", lambda: [])
     src = copy_src(tmp_path / "copy")
-    assert grader.main(["1e-0-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data)]) == 0
+    assert grader.main(["1e-4-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data)]) == 0
     out = capsys.readouterr().out
-    assert "no cgroup could be made here" in out and "1e-0-basic     passed" in out, out[-2000:]
+    assert "no cgroup could be made here" in out and "1e-4-basic     passed" in out, out[-2000:]
     assert leftovers(worker_uid) == []
 
 
@@ -822,7 +822,7 @@ def test_a_failure_of_the_graders_own_still_writes_results_json_and_leaves_no_fo
     monkeypatch.setattr(sandbox_module, "copy_plain", buggy)
     out = tmp_path / "results.json"
     src = copy_src(tmp_path / "copy")
-    code = grader.main(["1e-0-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data),
+    code = grader.main(["1e-4-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data),
                         "--json", str(out)])
     results = json.loads(out.read_text(encoding="utf-8"))
     assert code != 0 and results["score"] == 0 and "a bug of the grader" in results["output"], results
@@ -1011,12 +1011,12 @@ def test_a_report_of_shared_references_is_refused_before_a_judge_walks_it(tmp_pa
     nested = [1.0]
     for _ in range(40):
         nested = [nested, nested]
-    torch.save({"is_gpt": False, "type": nested}, tmp_path / "1c-0-basic.report")
-    assert (tmp_path / "1c-0-basic.report").stat().st_size < 4096
+    torch.save({"is_gpt": False, "type": nested}, tmp_path / "1c-3-basic.report")
+    assert (tmp_path / "1c-3-basic.report").stat().st_size < 4096
     ctx = graderUtil.Context({"report_dir": str(tmp_path), "submission_dir": ".", "data_dir": ".",
                               "predictions_dir": ".", "judge": True}, None)
     with pytest.raises(graderUtil.Fail, match="holds more than 1,000,000 values"):
-        ctx.load_report("1c-0-basic")
+        ctx.load_report("1c-3-basic")
     wide = {"examples": [[list(range(128)), list(range(128))] for _ in range(1000)]}  # 259,003 values
     assert protocol.loaded_report_problem(wide) is None
     assert protocol.loaded_report_problem([wide] * 4) is not None  # shared, each use counts
@@ -1036,7 +1036,7 @@ def test_a_judge_runs_under_the_memory_limit_of_a_students_worker(monkeypatch):
     monkeypatch.setattr(runner.Runner, "_end", lambda self, worker: None)
     r = runner.Runner({}, {"threads": 2}, 1.0, lambda result: None, {"threads": 2})
     try:
-        r._judge({"1c-0-basic": {"seconds": 1.0, "output": ""}})
+        r._judge({"1c-3-basic": {"seconds": 1.0, "output": ""}})
     finally:
         r.close()
     assert started[0]["judge"] is True

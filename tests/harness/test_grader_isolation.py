@@ -194,7 +194,7 @@ def test_attacks_from_the_empty_starter_earn_nothing(bundle, starter, spy, open_
     assert len(died) == 1, results["output"][-3000:]
     assert all("timed out" not in t["output"] for t in results["tests"]), results["output"][-3000:]
     assert seconds < 240, f"the grading took {seconds:.0f} s with processes holding its pipes for 600 s"
-    assert by_id["1e-0-basic"]["status"] == "failed"
+    assert by_id["1e-4-basic"]["status"] == "failed"
 
 
 @pytest.mark.grader
@@ -224,7 +224,7 @@ def test_a_model_made_by_hand_earns_nothing_through_the_bundle(bundle, starter, 
     results = rehearse(bundle, tmp_path, files)
     assert results["score"] == 0, [(t["number"], t["output"][:200]) for t in results["tests"] if t["score"]]
     for t in results["tests"]:
-        if t["number"] in ("1d-0-hidden", "1d-1-hidden", "1g-2-hidden", "1g-3-hidden"):
+        if t["number"] in ("1d-0-hidden", "1d-1-hidden", "1g-1-hidden", "1g-2-hidden"):
             assert "earns no accuracy points" in t["output"] and "it has not learned them" in t["output"], t
 
 
@@ -325,7 +325,7 @@ def test_grade_class_grades_each_submission_as_a_user_of_its_own(tmp_path):
         utils.write_text(GRADE_CLASS_SPY + utils.read_text(encoding="utf-8"), encoding="utf-8")
     out = tmp_path / "grades.csv"
     proc = subprocess.run([sys.executable, str(ROOT / "tools" / "grade_class.py"), str(subs), "--out", str(out),
-                           "--data-dir", str(data), "--jobs", "2", "--tests", "1c-0-basic"],
+                           "--data-dir", str(data), "--jobs", "2", "--tests", "1c-3-basic"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     with open(out, newline="", encoding="utf-8") as f:
@@ -373,7 +373,7 @@ def test_two_graders_at_once_as_root_each_kill_only_what_they_started(tmp_path, 
     data = make_data(tmp_path / "data")
     slow = copy_src(tmp_path / "slow", append={"dataset.py": SLOW_DATASET})
     quick = copy_src(tmp_path / "quick")
-    tests = ["1e-0-basic", "1e-6-basic"]
+    tests = ["1e-4-basic", "1e-6-basic"]
 
     def start(src):
         return subprocess.Popen([sys.executable, str(src / "grader.py"), *tests, "--data-dir", str(data), "--json",
