@@ -60,9 +60,9 @@ GOLD_FILES = {"dev": course.DATA_FILES["dev"], "test": ANSWERS_FILE}  # the answ
 # The one list of them: a worker imports these modules before it drops its privileges (the grader's folder is out
 # of its reach afterwards), the instructor's class grading copies exactly these, the Gradescope bundle is refused
 # when it lacks one, and the instructor's test suite checks the list against the imports it finds in these files.
-# Of kit/ only course.py and fileio.py: its other modules import the student's package.
+# Of kit/ only course.py, fileio.py and baseline.py: its other modules import the student's package.
 GRADING_FILES = ["grader.py", "graderUtil.py", "grading/", "checks/", "attention_simulation.py", "kit/__init__.py",
-                 "kit/course.py", "kit/fileio.py", "points.json"]
+                 "kit/course.py", "kit/fileio.py", "kit/baseline.py", "points.json"]
 
 graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[ANSWERS_FILE],
                      dataset_file="birth_dev.tsv", grading_files=GRADING_FILES)

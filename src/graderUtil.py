@@ -4,8 +4,7 @@ instructor's tools and tests use."""
 
 from grading.cli import main
 from grading.context import Context, call, seed_everything
-from grading.points import (count_lines, load_points, normalized_sha256, prediction_lines, read_prediction_lines,
-                            read_tsv_rows, select_thresholds)
+from grading.points import load_points, normalized_sha256, select_thresholds
 from grading.process import Worker
 from grading.protocol import REPORT_BYTES, REPORT_MEMBERS, report_problem
 from grading.registry import REGISTRY, Fail, Mismatch, Spec, configure, grader_test, grading_paths
@@ -17,8 +16,7 @@ from grading.users import WORKER_UIDS, kill_user_processes, privileged, readable
 from grading.worker import WORKER_PROCESSES
 
 __all__ = ["Context", "Fail", "Mismatch", "PENDING_MESSAGE", "REGISTRY", "REPORT_BYTES", "REPORT_MEMBERS", "Runner",
-           "SHARED_FOLDERS", "Spec", "WORKER_PROCESSES", "WORKER_UIDS", "Worker", "call", "configure", "count_lines",
-           "grader_test", "grading_paths", "kill_user_processes", "load_points", "main",
-           "normalized_sha256", "prediction_lines", "privileged", "read_prediction_lines", "read_tsv_rows",
+           "SHARED_FOLDERS", "Spec", "WORKER_PROCESSES", "WORKER_UIDS", "Worker", "call", "configure", "grader_test",
+           "grading_paths", "kill_user_processes", "load_points", "main", "normalized_sha256", "privileged",
            "readable_by", "reclaim", "remove_folder", "remove_user_files", "report_problem", "seed_everything",
            "select_thresholds", "unused_uids", "user_pids"]

@@ -17,6 +17,7 @@ from conftest import SRC, make_world
 
 import grader
 import graderUtil
+from kit.fileio import read_tsv
 
 PENDING = grader.PENDING_MESSAGE
 POINTS = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["tests"]
@@ -73,7 +74,7 @@ def make_data(dest, answers=True):
 
 def gold(data, split):
     name = "birth_dev.tsv" if split == "dev" else "birth_test.tsv"
-    return [line.split("\t")[1] for line in (Path(data) / name).read_text(encoding="utf-8").splitlines()]
+    return [row[1] for row in read_tsv(Path(data) / name)]
 
 
 def write_predictions(folder, data, kind):

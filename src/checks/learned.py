@@ -29,7 +29,7 @@ from pathlib import Path
 
 from kit import course
 from checks.decoder import logits
-from graderUtil import read_tsv_rows
+from kit.fileio import read_tsv
 
 MASK = course.MASK_CHAR
 BLOCK = course.MODEL["block_size"]
@@ -74,7 +74,7 @@ def training_record(w, train_path, stoi):
     {"asked", "correct", "constant_place", "constant_correct", "question_gain"}."""
     import torch
 
-    rows = every_kth([r for r in read_tsv_rows(train_path) if len(r) > 1], TRAIN_SAMPLE)
+    rows = every_kth([r for r in read_tsv(train_path) if len(r) > 1], TRAIN_SAMPLE)
     usable = []
     for fields in rows:
         question, answer = fields[0], fields[1].strip()
