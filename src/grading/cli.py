@@ -20,6 +20,7 @@ from grading.report import (PENDING_MESSAGE, VISIBILITIES, concealed, format_sum
 from grading.runner import Runner, kill_live_workers
 from grading.sandbox import Sandbox
 from grading.worker import THREAD_ADDRESS_SPACE, WORKER_ADDRESS_SPACE, WORKER_PROCESSES, worker_main
+from kit.fileio import write_text_atomic
 
 JUDGE_THREADS = 64  # a judge's threads (torch's pools: about the cores + 6), counted in the cgroup's bound
 
@@ -107,13 +108,10 @@ def _json_argument(argv):
 
 
 def write_results(path, data):
-    """Write results.json under a new name, then rename it over the old file: an interrupted run never leaves
-    half a file.  An error writing it is said on stderr."""
+    """Write results.json atomically (kit/fileio.py): an interrupted run never leaves half a file.  An error
+    writing it is said on stderr."""
     try:
-        out = Path(path)
-        tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-        tmp.replace(out)
+        write_text_atomic(path, json.dumps(data, indent=2))
     except OSError as e:
         print(f"error: could not write {path}: {e}", file=sys.stderr)
 
@@ -157,7 +155,7 @@ def _main(argv, opened):
         if args.json == "-":
             print(text)
         else:
-            Path(args.json).write_text(text + "\n", encoding="utf-8")
+            write_text_atomic(args.json, text + "\n")
         return 0
     if args.list:
         for tid in order:
