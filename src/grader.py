@@ -99,6 +99,25 @@ def written_test(tid, description, check, course_id=None):
                 observe=partial(observe_answers, check=check), check=partial(check_answers, check=check))
 
 
+# finetune and pretrain are called with their default learning rates, as the course's grader calls them.
+FINETUNE_BLOCK = course.MODEL["block_size"]  # the block size run.py passes
+
+
+def handout_config(max_epochs, batch_size, learning_rate, block):
+    """The TrainerConfig the handout's hints give: a test's epochs, batch size and rate, then what finetune and
+    pretrain share: learning-rate decay, 512 * 20 warm-up tokens, final_tokens = 200 * len(pretrain_dataset) *
+    block_size (from the corpus the test built) and num_workers (any whole number >= 0: the hints say 4, later
+    cohorts' 0)."""
+    return dict(max_epochs=max_epochs, batch_size=batch_size, learning_rate=learning_rate, lr_decay=True,
+                warmup_tokens=512 * 20, final_tokens=lambda corpus_len: 200 * corpus_len * block,
+                num_workers=WORKERS)
+
+
+def finetune_config(max_epochs):
+    """finetune's TrainerConfig: batch 256 at its default rate, with or without pretrained parameters."""
+    return handout_config(max_epochs, 256, course.FINETUNE_LR, FINETUNE_BLOCK)
+
+
 # -- part (c): the vanilla model, finetune and train -------------------------------------------------------
 
 C3_SIZES = dict(vocab=40, block=32, n_layer=3, n_head=2, n_embd=16)  # logits on 2 sequences of 10 tokens
@@ -106,15 +125,10 @@ grader_test("1c-3-basic", "initialize_vanilla_model returns a vanilla GPT built 
             timeout=30, vouched_by=("1c-0-hidden",),
             observe=partial(observe_vanilla_model, sizes=C3_SIZES), check=partial(check_vanilla_model, sizes=C3_SIZES))
 
-# finetune and pretrain are called with their default learning rates, as the course's grader calls them.
-# final_tokens is 200 * len(pretrain_dataset) * block_size, from the corpus the test built.
-FINETUNE_BLOCK = 128  # the block size run.py passes (course.MODEL)
 grader_test("1c-1-basic", "finetune without pretrained parameters: the TrainerConfig and Trainer of the handout "
             f"{AS_REPORTED}", timeout=30, course_id="1c-1-basic",
             observe=partial(observe_finetune, block=FINETUNE_BLOCK, pretrained=False),
-            check=partial(check_finetune, pretrained=False, expected=dict(
-                max_epochs=75, batch_size=256, learning_rate=6e-4, lr_decay=True, warmup_tokens=512 * 20,
-                final_tokens=lambda corpus_len: 200 * corpus_len * FINETUNE_BLOCK, num_workers=WORKERS)))
+            check=partial(check_finetune, pretrained=False, expected=finetune_config(max_epochs=75)))
 
 grader_test("1c-2-basic", f"train runs the trainer, then saves the trained parameters {AS_REPORTED}", timeout=30,
             observe=partial(observe_train, epochs=2), check=check_train)
@@ -264,16 +278,14 @@ def test_1e_6(ctx):
 PRETRAIN_BLOCK = 96  # not the course's 128: final_tokens must use the block size, not a constant 128
 grader_test("1f-0-basic", f"pretrain: the TrainerConfig and Trainer of the handout {AS_REPORTED}", timeout=30,
             course_id="1f-0-basic", observe=partial(observe_pretrain, block=PRETRAIN_BLOCK),
-            check=partial(check_pretrain, expected=dict(
-                max_epochs=650, batch_size=128, learning_rate=6e-3, lr_decay=True, warmup_tokens=512 * 20,
-                final_tokens=lambda corpus_len: 200 * corpus_len * PRETRAIN_BLOCK, num_workers=WORKERS)))
+            check=partial(check_pretrain, expected=handout_config(max_epochs=650, batch_size=128,
+                                                                  learning_rate=course.PRETRAIN_LR,
+                                                                  block=PRETRAIN_BLOCK)))
 
 grader_test("1f-3-basic", "finetune with pretrained parameters: loads them; the TrainerConfig (10 epochs) "
             f"{AS_REPORTED}", timeout=30,
             observe=partial(observe_finetune, block=FINETUNE_BLOCK, pretrained=True),
-            check=partial(check_finetune, pretrained=True, expected=dict(
-                max_epochs=10, batch_size=256, learning_rate=6e-4, lr_decay=True, warmup_tokens=512 * 20,
-                final_tokens=lambda corpus_len: 200 * corpus_len * FINETUNE_BLOCK, num_workers=WORKERS)))
+            check=partial(check_finetune, pretrained=True, expected=finetune_config(max_epochs=10)))
 
 predictions_test("1f-1-hidden", "vanilla.pretrain.dev.predictions",
                  "vanilla.pretrain.dev.predictions: accuracy threshold", "1f-1-hidden")
@@ -339,9 +351,7 @@ grader_test("1g-9-basic", "the perceiver GPT from initialize_perceiver_model is 
 grader_test("1g-0-basic", "finetune a perceiver with pretrained parameters: loads them; the TrainerConfig "
             f"{AS_REPORTED}", timeout=30, course_id="1g-0-basic",
             observe=partial(observe_finetune, block=FINETUNE_BLOCK, pretrained=True, perceiver=True),
-            check=partial(check_finetune, pretrained=True, expected=dict(
-                max_epochs=10, batch_size=256, learning_rate=6e-4, lr_decay=True, warmup_tokens=512 * 20,
-                final_tokens=lambda corpus_len: 200 * corpus_len * FINETUNE_BLOCK, num_workers=WORKERS)))
+            check=partial(check_finetune, pretrained=True, expected=finetune_config(max_epochs=10)))
 
 # a practice check of the written kind: the attention cost of the two models (checks.written.check_1g)
 written_test("1g-10-basic", "1g attention cost of the vanilla and Perceiver models", "check_1g")
