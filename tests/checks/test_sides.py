@@ -100,7 +100,7 @@ SIDES = Sides(_modules())
 def _judges():
     """(test id, module, name) of every registered test's check, unwrapped from its functools.partial."""
     for tid, spec in grader.REGISTRY.items():
-        fn = spec.judge
+        fn = spec.check
         while isinstance(fn, functools.partial):
             fn = fn.func
         yield tid, fn.__module__, fn.__name__
@@ -145,7 +145,7 @@ def test_the_walk_finds_a_check_that_reaches_student_code(body, reason):
 def test_registered_functions_are_where_the_walk_looks():
     """The walk reads src/checks/ and grader.py: the checks it judges are the ones the grader runs."""
     for tid, module, name in _judges():
-        fn = grader.REGISTRY[tid].judge
+        fn = grader.REGISTRY[tid].check
         while isinstance(fn, functools.partial):
             fn = fn.func
         assert Path(inspect.getsourcefile(fn)).resolve().is_relative_to(SRC.resolve() / "checks")

@@ -58,7 +58,7 @@ def outcome(module, test_id):
         spec = grader.REGISTRY[test_id]
         ctx = _Context(module)
         spec.fn(ctx)  # beside the student's code: records the answers
-        spec.judge(ctx, ctx.reported)  # the verdict: the same check, replayed on the recorded answers
+        spec.check(ctx, ctx.reported)  # the verdict: the same check, replayed on the recorded answers
     except AssertionError as err:
         return False, str(err)
     return True, ""
@@ -319,12 +319,12 @@ def test_the_verdict_is_the_replayed_checks_not_the_students_process():
     spec.fn(ctx)
     calls = ctx.reported
     assert calls and all(name == "copy_query" for name, _ in calls)
-    spec.judge(ctx, calls)  # the reference's own answers pass
+    spec.check(ctx, calls)  # the reference's own answers pass
     with pytest.raises(AssertionError, match="does not match"):
-        spec.judge(ctx, [["average_query", out] for _, out in calls])
+        spec.check(ctx, [["average_query", out] for _, out in calls])
     with pytest.raises(AssertionError, match="does not match"):
-        spec.judge(ctx, calls[:-1])
+        spec.check(ctx, calls[:-1])
     with pytest.raises(AssertionError):
-        spec.judge(ctx, [[name, 0 * out] for name, out in calls])  # a zero query attends evenly
+        spec.check(ctx, [[name, 0 * out] for name, out in calls])  # a zero query attends evenly
     with pytest.raises(AssertionError, match="no answers"):
-        spec.judge(ctx, None)
+        spec.check(ctx, None)

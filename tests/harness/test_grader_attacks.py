@@ -855,7 +855,7 @@ IDS = ["9a-0-basic", "9a-1-basic", "9a-0-hidden"]
 
 def make_runner():
     specs = {tid: graderUtil.Spec(tid, "a test", lambda ctx: None, timeout=5) for tid in IDS}
-    specs["9a-0-hidden"].judge = lambda ctx, report: None
+    specs["9a-0-hidden"].check = lambda ctx, report: None
     results = []
     runner = graderUtil.Runner(specs, {}, 1.0, results.append)
     return runner, results
