@@ -22,6 +22,11 @@ from gradings import copy_src, make_data, make_solution, run_grader
 
 import graderUtil
 from grading import process, protocol, users
+from grading.cleanup import SHARED_FOLDERS, remove_user_files
+from grading.context import Context
+from grading.registry import Spec
+from grading.runner import Runner
+from grading.worker import WORKER_PROCESSES
 
 pytestmark = pytest.mark.xdist_group("root-uids")  # graded as root with user ids of their own, one at a time
 
@@ -40,8 +45,8 @@ def worker_uid(monkeypatch):
     uid = free_uid(61700)
     monkeypatch.setenv("GRADER_WORKER_USER", str(uid))
     yield uid
-    graderUtil.kill_user_processes(uid, uid)
-    graderUtil.remove_user_files(uid, uid, graderUtil.SHARED_FOLDERS)
+    users.kill_user_processes(uid, uid)
+    remove_user_files(uid, uid, SHARED_FOLDERS)
 
 
 @pytest.fixture
@@ -151,7 +156,7 @@ def user_keys(uid):
 def leftovers(uid):
     """What the worker user still has after the grading: processes, files and folders in the shared folders
     (every one of them walked, as root, at any depth), System V IPC objects, POSIX message queues, keys."""
-    found = [f"process {pid}" for pid in graderUtil.user_pids(uid)]
+    found = [f"process {pid}" for pid in users.user_pids(uid)]
     found += owned_files(uid)
     for kind in ("shm", "sem", "msg"):
         try:
@@ -302,7 +307,7 @@ def bomb(tmp_path_factory):
             for _ in range(1100):
                 member.write(zeros)
     os.chmod(path, 0o644)
-    assert path.stat().st_size < graderUtil.REPORT_BYTES  # small enough to be taken from the worker
+    assert path.stat().st_size < protocol.REPORT_BYTES  # small enough to be taken from the worker
     yield path
     shutil.rmtree(folder, ignore_errors=True)
 
@@ -421,7 +426,7 @@ def test_memory_processes_threads_output_and_files_are_bounded_and_removed(tmp_p
     assert spied("1c-3-basic")[0] in ("memory=MemoryError", "memory=OSError"), r.tests["1c-3-basic"]
     forks = int(spied("1c-1-basic")[0].split("=")[1])
     threads = int(spied("1f-0-basic")[0].split("=")[1])
-    assert forks < graderUtil.WORKER_PROCESSES and threads < graderUtil.WORKER_PROCESSES, (forks, threads)
+    assert forks < WORKER_PROCESSES and threads < WORKER_PROCESSES, (forks, threads)
     assert spied("1c-2-basic") == ["big=OSError", "shm=made"], r.tests["1c-2-basic"]
     assert r.status("1e-4-basic") == r.status("1f-3-basic") == "passed", r.stdout[-3000:]
     assert len(r.stdout) < 200_000 and len(json.dumps(r.json)) < 200_000
@@ -628,7 +633,7 @@ def test_a_user_id_whose_leftovers_cannot_be_removed_is_not_used_again(tmp_path,
 
     # a locked keyring stays locked for the kernel's key collection delay (5 minutes): the ids of a test that
     # ran just before are not clean yet
-    clean = (u for u in graderUtil.unused_uids(range(61900, 61990), 90) if not cleanup.remove_user_keys(u, u))
+    clean = (u for u in users.unused_uids(range(61900, 61990), 90) if not cleanup.remove_user_keys(u, u))
     first, second = next(clean), next(clean)
     monkeypatch.delenv("GRADER_WORKER_USER")
     monkeypatch.setattr(users, "WORKER_UIDS", [first, second])
@@ -854,10 +859,10 @@ IDS = ["9a-0-basic", "9a-1-basic", "9a-0-hidden"]
 
 
 def make_runner():
-    specs = {tid: graderUtil.Spec(tid, "a test", lambda ctx: None, timeout=5) for tid in IDS}
+    specs = {tid: Spec(tid, "a test", lambda ctx: None, timeout=5) for tid in IDS}
     specs["9a-0-hidden"].check = lambda ctx, report: None
     results = []
-    runner = graderUtil.Runner(specs, {}, 1.0, results.append)
+    runner = Runner(specs, {}, 1.0, results.append)
     return runner, results
 
 
@@ -961,7 +966,7 @@ def test_the_parent_survives_any_message_a_worker_sends():
         assert all(map(well_formed, settled)), settled
         assert set(left) <= set(IDS)
 
-    worker = graderUtil.Worker.__new__(graderUtil.Worker)
+    worker = process.Worker.__new__(process.Worker)
     worker.key = b"k" * 32
     for _ in range(1500):  # whatever a line holds, _verify returns a message or None
         line = bytes(rng.randrange(256) for _ in range(rng.randrange(40)))
@@ -978,24 +983,24 @@ def test_reports_that_unpack_to_too_much_are_refused_before_loading(tmp_path):
 
     honest = io.BytesIO()
     torch.save({"logits": torch.zeros(100, 256), "shapes": [[1, 2]]}, honest)
-    assert graderUtil.report_problem(honest.getvalue()) is None
+    assert protocol.report_problem(honest.getvalue()) is None
     deflated = io.BytesIO()
     with zipfile.ZipFile(deflated, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("archive/data.pkl", bytes(65 << 20))
-    assert "unpacks to 65 MiB" in graderUtil.report_problem(deflated.getvalue())
+    assert "unpacks to 65 MiB" in protocol.report_problem(deflated.getvalue())
     small = io.BytesIO()
     with zipfile.ZipFile(small, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("archive/data.pkl", bytes(1 << 20))
-    assert "compressed" in graderUtil.report_problem(small.getvalue())
+    assert "compressed" in protocol.report_problem(small.getvalue())
     many = io.BytesIO()
     with zipfile.ZipFile(many, "w") as archive:
-        for k in range(graderUtil.REPORT_MEMBERS + 1):
+        for k in range(protocol.REPORT_MEMBERS + 1):
             archive.writestr(f"m{k}", b"")
-    assert "parts" in graderUtil.report_problem(many.getvalue())
-    assert "not a file that torch.save writes" in graderUtil.report_problem(b"\x80\x02}q\x00.")
+    assert "parts" in protocol.report_problem(many.getvalue())
+    assert "not a file that torch.save writes" in protocol.report_problem(b"\x80\x02}q\x00.")
     # the judge's side checks too, before torch.load
     (tmp_path / "9a-0-hidden.report").write_bytes(deflated.getvalue())
-    ctx = graderUtil.Context({"report_dir": str(tmp_path), "submission_dir": ".", "data_dir": ".",
+    ctx = Context({"report_dir": str(tmp_path), "submission_dir": ".", "data_dir": ".",
                               "predictions_dir": ".", "judge": True}, None)
     with pytest.raises(graderUtil.Fail, match="unpacks to 65 MiB"):
         ctx.load_report("9a-0-hidden")
@@ -1013,7 +1018,7 @@ def test_a_report_of_shared_references_is_refused_before_a_judge_walks_it(tmp_pa
         nested = [nested, nested]
     torch.save({"is_gpt": False, "type": nested}, tmp_path / "1c-3-basic.report")
     assert (tmp_path / "1c-3-basic.report").stat().st_size < 4096
-    ctx = graderUtil.Context({"report_dir": str(tmp_path), "submission_dir": ".", "data_dir": ".",
+    ctx = Context({"report_dir": str(tmp_path), "submission_dir": ".", "data_dir": ".",
                               "predictions_dir": ".", "judge": True}, None)
     with pytest.raises(graderUtil.Fail, match="holds more than 1,000,000 values"):
         ctx.load_report("1c-3-basic")
@@ -1055,7 +1060,7 @@ def test_the_judges_of_all_groups_run_in_as_many_processes_as_the_groups_had(mon
     from grading import runner
 
     timeouts = {"9a-0-basic": 20, "9a-1-basic": 60, "9b-0-basic": 30, "9b-1-basic": 60, "9c-0-basic": 10}
-    specs = {tid: graderUtil.Spec(tid, "a test", lambda ctx: None, timeout=t) for tid, t in timeouts.items()}
+    specs = {tid: Spec(tid, "a test", lambda ctx: None, timeout=t) for tid, t in timeouts.items()}
     shares = []
     monkeypatch.setattr(runner.Runner, "_judge", lambda self, share: shares.append(sorted(share)))
     r = runner.Runner(specs, {}, 1.0, lambda result: None)

@@ -42,7 +42,7 @@ def spy(monkeypatch):
     (folder / "heartbeat").touch()
     os.chmod(folder / "heartbeat", 0o666)
     yield folder, uid
-    graderUtil.kill_user_processes(uid, uid)
+    users.kill_user_processes(uid, uid)
     import shutil
 
     shutil.rmtree(folder, ignore_errors=True)
@@ -155,7 +155,7 @@ def empty_starter_files(starter):  # noqa: F811
 
 def assert_nothing_left(spy_dir, uid, results_path, before):
     """No process of the worker user is alive, and nothing writes any more."""
-    assert graderUtil.user_pids(uid) == []
+    assert users.user_pids(uid) == []
     beat = spy_dir / "heartbeat"
     size = beat.stat().st_size
     time.sleep(1.0)
@@ -436,7 +436,7 @@ def test_a_students_process_cannot_hold_the_worker_user_ids_of_other_graders(mon
         os.close(read_end)
         os.kill(pid, 9)
         os.waitpid(pid, 0)
-        graderUtil.kill_user_processes(squatter_uid, squatter_uid)
+        users.kill_user_processes(squatter_uid, squatter_uid)
 
 
 def test_the_bundle_closes_all_of_gradescopes_folder_but_the_upload(tmp_path):
