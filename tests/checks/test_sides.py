@@ -149,3 +149,15 @@ def test_registered_functions_are_where_the_walk_looks():
         while isinstance(fn, functools.partial):
             fn = fn.func
         assert Path(inspect.getsourcefile(fn)).resolve().is_relative_to(SRC.resolve() / "checks")
+
+
+def test_a_test_without_a_check_is_refused_when_it_is_registered():
+    """A verdict reached beside student code could be the student's code's: grader_test refuses a test without a
+    check at once, so that grader.py cannot even be imported with one."""
+    from grading.registry import REGISTRY, grader_test
+
+    for check in (None, "check_padding"):
+        with pytest.raises(TypeError, match="9z-0-basic has no check"):
+            grader_test("9z-0-basic", "a test without a judge", check=check, observe=lambda ctx: None)
+    assert "9z-0-basic" not in REGISTRY
+    assert all(callable(spec.check) for spec in grader.REGISTRY.values())
