@@ -1,5 +1,5 @@
 """The docs' lists of test ids, made from the grader's own listing (`grader.py --list --json`), so that renaming a
-test, or changing which comparison vouches for it, touches grader.py alone.
+test, or changing which comparison vouches for it, touches grader.py (and points.json) alone.
 
   python tools/doc_tables.py            # say whether the docs are up to date (exit status 1 if not)
   python tools/doc_tables.py --write    # rewrite the generated parts of docs/grading.md and docs/security.md
