@@ -213,8 +213,8 @@ def limit_judge(cfg):
 
 def run_test(spec, tid, ctx):
     """Test tid beside the student's code, or its judge when ctx is a judge's: (status, message, vouches, missing,
-    seconds), whatever the code raised (missing: it failed only because its student file was not handed in).  Each run is seeded from the test's id, so a test draws the same numbers
-    whichever process runs it."""
+    seconds), whatever the code raised (missing: it failed only because its student file was not handed in).
+    Each run is seeded from the test's id, so a test draws the same numbers whichever process runs it."""
     started = time.perf_counter()
     status, message, vouches, missing = "passed", "", False, False
     tmp = tempfile.TemporaryDirectory(prefix="grader-")
