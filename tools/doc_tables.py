@@ -13,6 +13,7 @@ import json
 import re
 import subprocess
 import sys
+import textwrap
 
 import srcpath
 from srcpath import ROOT, SRC
@@ -56,9 +57,11 @@ def vouching(tests):
             by_comparison.setdefault(tuple(t["vouched_by"]), []).append(t["id"])
     counts = "; ".join(f"{ids(tids)} with {ids(vouchers)}" for vouchers, tids in by_comparison.items())
     reported = [t for t in tests if AS_REPORTED in t["description"]]
-    return (f"- Counting with a comparison (`vouched_by`): {counts}.\n"
-            f"- Judged on what the student's process reports, with nothing to compare: {ids(t['id'] for t in reported)}"
-            f", {sum(t['points'] for t in reported):g} points.")
+    bullets = [f"Counting with a comparison (`vouched_by`): {counts}.",
+               f"Judged on what the student's process reports, with nothing to compare: "
+               f"{ids(t['id'] for t in reported)}, {sum(t['points'] for t in reported):g} points."]
+    return "\n".join(textwrap.fill(b, 120, initial_indent="- ", subsequent_indent="  ", break_on_hyphens=False)
+                     for b in bullets)
 
 
 # each generated part: (file, name, the function that makes it from the listing)
