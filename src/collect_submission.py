@@ -9,16 +9,20 @@ attention_exploration.py, goes in too when it is there (its checks are the extra
 """
 
 import argparse
-import os
 import sys
 import zipfile
 from pathlib import Path
 
 from kit import upload  # the graders' rule for which file of an upload is graded
 from kit.course import CODE_FILES, DELIVERABLES, OPTIONAL_FILES
+from kit.fileio import atomic_path
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBMISSION = ROOT / "src" / "submission"
+
+
+class Misread(Exception):
+    """The zip as written is not what the graders would read from it."""
 
 
 def deliverables(submission_dir=SUBMISSION):
@@ -48,21 +52,18 @@ def main(argv=None):
         print(f"error: --out {out} is a directory; pass a file name such as {out / 'submission.zip'}", file=sys.stderr)
         return 2
     present, missing = deliverables(submission_dir)
-    tmp = out.with_name(f"{out.name}.tmp{os.getpid()}")  # a failed run never leaves half a zip behind
     try:
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-            for path in present:
-                zf.write(path, path.name)  # flat: no folder inside the zip
-        with upload.Upload(tmp) as up:  # read back as Gradescope and grade_class read an upload
-            choice = up.choose(upload.deliverable_names(CODE_FILES + OPTIONAL_FILES))
-        if sorted(choice.chosen) != sorted(p.name for p in present) or choice.notes:
-            print(f"error: the graders would not read {out.name} as written ({choice.notes or sorted(choice.chosen)}); "
-                  "please report this", file=sys.stderr)
-            return 1
-        tmp.replace(out)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+        with atomic_path(out) as tmp:  # a failed run never leaves half a zip behind
+            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+                for path in present:
+                    zf.write(path, path.name)  # flat: no folder inside the zip
+            with upload.Upload(tmp) as up:  # read back as Gradescope and grade_class read an upload
+                choice = up.choose(upload.deliverable_names(CODE_FILES + OPTIONAL_FILES))
+            if sorted(choice.chosen) != sorted(p.name for p in present) or choice.notes:
+                raise Misread(choice.notes or sorted(choice.chosen))
+    except Misread as e:
+        print(f"error: the graders would not read {out.name} as written ({e}); please report this", file=sys.stderr)
+        return 1
     found = len(DELIVERABLES) - len(missing)
     print(f"wrote {out}: {found} of the {len(DELIVERABLES)} deliverables"
           + (f", plus {', '.join(p.name for p in present[found:])}" if len(present) > found else ""))

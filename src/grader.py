@@ -60,9 +60,9 @@ GOLD_FILES = {"dev": course.DATA_FILES["dev"], "test": ANSWERS_FILE}  # the answ
 # The one list of them: a worker imports these modules before it drops its privileges (the grader's folder is out
 # of its reach afterwards), the instructor's class grading copies exactly these, the Gradescope bundle is refused
 # when it lacks one, and the instructor's test suite checks the list against the imports it finds in these files.
-# Of kit/ only course.py and fileio.py: its other modules import the student's package.
+# Of kit/ only course.py, fileio.py and baseline.py: its other modules import the student's package.
 GRADING_FILES = ["grader.py", "graderUtil.py", "grading/", "checks/", "attention_simulation.py", "kit/__init__.py",
-                 "kit/course.py", "kit/fileio.py", "points.json"]
+                 "kit/course.py", "kit/fileio.py", "kit/baseline.py", "points.json"]
 
 graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[ANSWERS_FILE],
                      dataset_file="birth_dev.tsv", grading_files=GRADING_FILES)
@@ -99,22 +99,36 @@ def written_test(tid, description, check, course_id=None):
                 observe=partial(observe_answers, check=check), check=partial(check_answers, check=check))
 
 
+# finetune and pretrain are called with their default learning rates, as the course's grader calls them.
+FINETUNE_BLOCK = course.MODEL["block_size"]  # the block size run.py passes
+
+
+def handout_config(max_epochs, batch_size, learning_rate, block):
+    """The TrainerConfig the handout's hints give: a test's epochs, batch size and rate, then what finetune and
+    pretrain share: learning-rate decay, 512 * 20 warm-up tokens, final_tokens = 200 * len(pretrain_dataset) *
+    block_size (from the corpus the test built) and num_workers (any whole number >= 0: the hints say 4, later
+    cohorts' 0)."""
+    return dict(max_epochs=max_epochs, batch_size=batch_size, learning_rate=learning_rate, lr_decay=True,
+                warmup_tokens=512 * 20, final_tokens=lambda corpus_len: 200 * corpus_len * block,
+                num_workers=WORKERS)
+
+
+def finetune_config(max_epochs):
+    """finetune's TrainerConfig: batch 256 at its default rate, with or without pretrained parameters."""
+    return handout_config(max_epochs, 256, course.FINETUNE_LR, FINETUNE_BLOCK)
+
+
 # -- part (c): the vanilla model, finetune and train -------------------------------------------------------
 
-C0_SIZES = dict(vocab=40, block=32, n_layer=3, n_head=2, n_embd=16)  # logits on 2 sequences of 10 tokens
-grader_test("1c-0-basic", "initialize_vanilla_model returns a vanilla GPT built from mconf (counts with 1c-0-hidden)",
+C3_SIZES = dict(vocab=40, block=32, n_layer=3, n_head=2, n_embd=16)  # logits on 2 sequences of 10 tokens
+grader_test("1c-3-basic", "initialize_vanilla_model returns a vanilla GPT built from mconf (counts with 1c-0-hidden)",
             timeout=30, vouched_by=("1c-0-hidden",),
-            observe=partial(observe_vanilla_model, sizes=C0_SIZES), check=partial(check_vanilla_model, sizes=C0_SIZES))
+            observe=partial(observe_vanilla_model, sizes=C3_SIZES), check=partial(check_vanilla_model, sizes=C3_SIZES))
 
-# finetune and pretrain are called with their default learning rates, as the course's grader calls them.
-# final_tokens is 200 * len(pretrain_dataset) * block_size, from the corpus the test built.
-FINETUNE_BLOCK = 128  # the block size run.py passes (course.MODEL)
 grader_test("1c-1-basic", "finetune without pretrained parameters: the TrainerConfig and Trainer of the handout "
             f"{AS_REPORTED}", timeout=30, course_id="1c-1-basic",
             observe=partial(observe_finetune, block=FINETUNE_BLOCK, pretrained=False),
-            check=partial(check_finetune, pretrained=False, expected=dict(
-                max_epochs=75, batch_size=256, learning_rate=6e-4, lr_decay=True, warmup_tokens=512 * 20,
-                final_tokens=lambda corpus_len: 200 * corpus_len * FINETUNE_BLOCK, num_workers=WORKERS)))
+            check=partial(check_finetune, pretrained=False, expected=finetune_config(max_epochs=75)))
 
 grader_test("1c-2-basic", f"train runs the trainer, then saves the trained parameters {AS_REPORTED}", timeout=30,
             observe=partial(observe_train, epochs=2), check=check_train)
@@ -129,7 +143,7 @@ grader_test("1c-0-hidden", "the vanilla model computes what the reference comput
 # -- part (d): the London baseline and the prediction files ------------------------------------------------
 
 
-@grader_test("1d-0-basic", "London baseline: accuracy on dev of always answering the most common training place",
+@grader_test("1d-2-basic", "London baseline: accuracy on dev of always answering the most common training place",
              timeout=30, info=True, uses_torch=False,
              check=partial(check_london_baseline, train_file="birth_places_train.tsv", dev_file="birth_dev.tsv"))
 def test_1d_london(ctx):
@@ -154,63 +168,63 @@ predictions_test("1d-1-hidden", "vanilla.nopretrain.test.predictions",
 # without the seed (the bounds are in checks/dataset.py).
 
 
-E0_LINES = random_lines(1, [30, 70, 12, 200])
+E4_LINES = random_lines(1, [30, 70, 12, 200])
 
 
-@grader_test("1e-0-basic", "vocabulary (PAD 0, MASK 1, then sorted characters); __getitem__ returns two "
+@grader_test("1e-4-basic", "vocabulary (PAD 0, MASK 1, then sorted characters); __getitem__ returns two "
              "LongTensors of length block_size-1 or block_size", timeout=20,
-             check=partial(check_vocabulary, block=61, lines=E0_LINES))
-def test_1e_0(ctx):
+             check=partial(check_vocabulary, block=61, lines=E4_LINES))
+def test_1e_4(ctx):
     """Id 0 is PAD_CHAR (□), id 1 MASK_CHAR (⁇), then the corpus's distinct characters in sorted order;
     every example is a pair of LongTensors of length block_size - 1 or block_size (both readings of the spec)."""
-    ds = corruption_dataset(ctx, E0_LINES, 61)  # a block size that is no multiple of 4 or 8: int() bounds, not floats
+    ds = corruption_dataset(ctx, E4_LINES, 61)  # a block size that is no multiple of 4 or 8: int() bounds, not floats
     seed_everything(10)
-    ctx.report(observe_examples(ctx, ds, range(len(E0_LINES))))
+    ctx.report(observe_examples(ctx, ds, range(len(E4_LINES))))
 
 
-E1_DRAWS = {128: 4000, 50: 2000}  # block size: examples of a line of 600 characters
+E0_DRAWS = {128: 4000, 50: 2000}  # block size: examples of a line of 600 characters
 
 
-@grader_test("1e-1-basic", "truncation: length drawn from 4..int(block_size*3/4) (up to 7/8 accepted), covering "
+@grader_test("1e-0-basic", "truncation: length drawn from 4..int(block_size*3/4) (up to 7/8 accepted), covering "
              "the whole range", timeout=20, course_id="1e-0-basic",
-             check=partial(check_truncation, draws_by_block=E1_DRAWS))
-def test_1e_1(ctx):
+             check=partial(check_truncation, draws_by_block=E0_DRAWS))
+def test_1e_0(ctx):
     """A long line is cut to a random length: every length of 4..int(block_size*3/4) occurs, none is below 4
     or above int(block_size*7/8) (the older variant's bound, which the course also accepts).  Block size 50 is the
     course's grader's: no multiple of 4, so a bound written as a float (37.5) cannot be drawn.  False failures: see
     checks/dataset.py."""
     line = random_lines(2, [600])
     reports = {}
-    for block, draws in E1_DRAWS.items():
+    for block, draws in E0_DRAWS.items():
         ds = corruption_dataset(ctx, line, block)
         seed_everything(11)
         reports[block] = observe_examples(ctx, ds, [0] * draws)
     ctx.report(reports)
 
 
-E2_LINES = random_lines(3, [5, 9, 17, 40, 64, 90, 111, 113, 150, 300, 500])
-E2_WHOLE = random_lines(4, [40])[0]  # a line that draws keep whole with block size 128
+E1_LINES = random_lines(3, [5, 9, 17, 40, 64, 90, 111, 113, 150, 300, 500])
+E1_WHOLE = random_lines(4, [40])[0]  # a line that draws keep whole with block size 128
 
 
-@grader_test("1e-2-basic", "rearrangement prefix+MASK+suffix+MASK+masked(+MASK) rebuilds the line's start; the "
+@grader_test("1e-1-basic", "rearrangement prefix+MASK+suffix+MASK+masked(+MASK) rebuilds the line's start; the "
              "masked span's start varies", timeout=60,  # a correct reading needs ~37,000 draws: 6-16 s measured
              course_id="1e-1-basic",
-             check=partial(check_rearrangement, lines=E2_LINES, draws=1100, whole_line=E2_WHOLE))
-def test_1e_2(ctx):
+             check=partial(check_rearrangement, lines=E1_LINES, draws=1100, whole_line=E1_WHOLE))
+def test_1e_1(ctx):
     """x reads prefix ⁇ suffix ⁇ masked ⁇ then PADs, prefix + masked + suffix is the line's beginning (short
     lines too), and where the masked span starts is random."""
-    ds = corruption_dataset(ctx, E2_LINES, 128)
+    ds = corruption_dataset(ctx, E1_LINES, 128)
     seed_everything(12)
-    samples = observe_examples(ctx, ds, [k % len(E2_LINES) for k in range(1100)])
+    samples = observe_examples(ctx, ds, [k % len(E1_LINES) for k in range(1100)])
     # where the masked span starts must vary (draws that keep a line of 40 characters whole, see above)
-    ds = corruption_dataset(ctx, [E2_WHOLE], 128)
+    ds = corruption_dataset(ctx, [E1_WHOLE], 128)
     seed_everything(13)
-    ctx.report({"samples": samples, "whole": observe_whole_line(ctx, ds, E2_WHOLE)})
+    ctx.report({"samples": samples, "whole": observe_whole_line(ctx, ds, E1_WHOLE)})
 
 
-@grader_test("1e-3-basic", "padding: PAD_CHARs only at the end, up to block_size", timeout=20,
+@grader_test("1e-5-basic", "padding: PAD_CHARs only at the end, up to block_size", timeout=20,
              check=partial(check_padding, blocks=(128, 50), draws=600))
-def test_1e_3(ctx):
+def test_1e_5(ctx):
     """PAD_CHARs fill the string up to block_size and appear nowhere else."""
     lines = random_lines(5, [6, 20, 50, 100, 120, 400])
     reports = {}
@@ -221,9 +235,9 @@ def test_1e_3(ctx):
     ctx.report(reports)
 
 
-@grader_test("1e-4-basic", "x and y: y[i] is the character that follows x[i]", timeout=20, course_id="1e-2-basic",
+@grader_test("1e-2-basic", "x and y: y[i] is the character that follows x[i]", timeout=20, course_id="1e-2-basic",
              check=partial(check_shift, draws=400))
-def test_1e_4(ctx):
+def test_1e_2(ctx):
     """x = masked_string[:-1], y = masked_string[1:]: y is x shifted by one, and ends in a PAD_CHAR."""
     lines = random_lines(6, [10, 60, 130, 400])
     ds = corruption_dataset(ctx, lines, 128)
@@ -231,11 +245,11 @@ def test_1e_4(ctx):
     ctx.report(observe_examples(ctx, ds, [k % len(lines) for k in range(400)]))
 
 
-@grader_test("1e-5-basic", "masked span: about 1/4 of the truncated length on average, random at every truncated "
-             "length, sometimes shorter and sometimes longer than 1/4", timeout=60,  # as 1e-2: up to ~37,000 draws
+@grader_test("1e-3-basic", "masked span: about 1/4 of the truncated length on average, random at every truncated "
+             "length, sometimes shorter and sometimes longer than 1/4", timeout=60,  # as 1e-1: up to ~37,000 draws
              course_id="1e-3-basic", check=partial(check_masked_lengths, line=random_lines(7, [600])[0],
                                                    whole_line=random_lines(8, [40])[0], draws=4000))
-def test_1e_5(ctx):
+def test_1e_3(ctx):
     """The masked content is 1/4 of the truncated length n on average (0.15..0.35 over 4000 examples of a long
     line), and its length is random with a chance of being more or less than n/4: over those examples both
     happen at least 5 % of the time, at most lengths n >= 16 it takes more than one value, and on draws that
@@ -264,20 +278,18 @@ def test_1e_6(ctx):
 PRETRAIN_BLOCK = 96  # not the course's 128: final_tokens must use the block size, not a constant 128
 grader_test("1f-0-basic", f"pretrain: the TrainerConfig and Trainer of the handout {AS_REPORTED}", timeout=30,
             course_id="1f-0-basic", observe=partial(observe_pretrain, block=PRETRAIN_BLOCK),
-            check=partial(check_pretrain, expected=dict(
-                max_epochs=650, batch_size=128, learning_rate=6e-3, lr_decay=True, warmup_tokens=512 * 20,
-                final_tokens=lambda corpus_len: 200 * corpus_len * PRETRAIN_BLOCK, num_workers=WORKERS)))
+            check=partial(check_pretrain, expected=handout_config(max_epochs=650, batch_size=128,
+                                                                  learning_rate=course.PRETRAIN_LR,
+                                                                  block=PRETRAIN_BLOCK)))
 
-grader_test("1f-1-basic", "finetune with pretrained parameters: loads them; the TrainerConfig (10 epochs) "
+grader_test("1f-3-basic", "finetune with pretrained parameters: loads them; the TrainerConfig (10 epochs) "
             f"{AS_REPORTED}", timeout=30,
             observe=partial(observe_finetune, block=FINETUNE_BLOCK, pretrained=True),
-            check=partial(check_finetune, pretrained=True, expected=dict(
-                max_epochs=10, batch_size=256, learning_rate=6e-4, lr_decay=True, warmup_tokens=512 * 20,
-                final_tokens=lambda corpus_len: 200 * corpus_len * FINETUNE_BLOCK, num_workers=WORKERS)))
+            check=partial(check_finetune, pretrained=True, expected=finetune_config(max_epochs=10)))
 
-predictions_test("1f-0-hidden", "vanilla.pretrain.dev.predictions",
+predictions_test("1f-1-hidden", "vanilla.pretrain.dev.predictions",
                  "vanilla.pretrain.dev.predictions: accuracy threshold", "1f-1-hidden")
-predictions_test("1f-1-hidden", "vanilla.pretrain.test.predictions",
+predictions_test("1f-2-hidden", "vanilla.pretrain.test.predictions",
                  "vanilla.pretrain.test.predictions: accuracy threshold", "1f-2-hidden")
 
 
@@ -292,74 +304,72 @@ predictions_test("1f-1-hidden", "vanilla.pretrain.test.predictions",
 
 SHAPES = ((3, 20), (1, 64), (2, 8))  # (B, T) with T >= m = 8; T = m included
 # the comparisons of each block with the reference's, which vouch for the basic tests of the whole perceiver
-PERCEIVER_COMPARISONS = ("1g-0-hidden", "1g-1-hidden")
+PERCEIVER_COMPARISONS = ("1g-3-hidden", "1g-4-hidden")
 
-G0_CASES = ((8, 32, 4), (16, 48, 3))  # (m, n_embd, n_head); a sequence's bottleneck alone and within a batch
-grader_test("1g-0-basic", "DownProjectBlock: (B, T, C) -> (B, m, C) for every T >= m (counts with 1g-0-hidden)",
-            timeout=30, vouched_by=("1g-0-hidden",),
-            observe=partial(observe_down_shapes, cases=G0_CASES, shapes=SHAPES),
-            check=partial(check_down_batch, cases=G0_CASES))
+G3_CASES = ((8, 32, 4), (16, 48, 3))  # (m, n_embd, n_head); a sequence's bottleneck alone and within a batch
+grader_test("1g-3-basic", "DownProjectBlock: (B, T, C) -> (B, m, C) for every T >= m (counts with 1g-3-hidden)",
+            timeout=30, vouched_by=("1g-3-hidden",),
+            observe=partial(observe_down_shapes, cases=G3_CASES, shapes=SHAPES),
+            check=partial(check_down_batch, cases=G3_CASES))
 
-G1_CASES = ((8, 32, 4), (24, 64, 4))  # (m, n_embd, n_head); C drawn by xavier_uniform_, changing C changes the output
-grader_test("1g-1-basic", "the basis C: a learnable (1, m, n_embd) parameter, Xavier-uniform, used as the query "
-            "(counts with 1g-0-hidden)", timeout=30, vouched_by=("1g-0-hidden",),
-            observe=partial(observe_basis, sizes=G1_CASES), check=partial(check_basis, sizes=G1_CASES))
+G4_CASES = ((8, 32, 4), (24, 64, 4))  # (m, n_embd, n_head); C drawn by xavier_uniform_, changing C changes the output
+grader_test("1g-4-basic", "the basis C: a learnable (1, m, n_embd) parameter, Xavier-uniform, used as the query "
+            "(counts with 1g-3-hidden)", timeout=30, vouched_by=("1g-3-hidden",),
+            observe=partial(observe_basis, sizes=G4_CASES), check=partial(check_basis, sizes=G4_CASES))
 
-G2_POSITIONS = (0, 3, 7)  # input rows changed: bottleneck rows before each stay, the row itself changes
-grader_test("1g-2-basic", "DownProjectBlock is causal: bottleneck row j depends only on inputs 0..j (counts with "
-            "1g-0-hidden)", timeout=30, vouched_by=("1g-0-hidden",),
-            observe=partial(observe_down_causal, positions=G2_POSITIONS),
-            check=partial(check_down_causal, positions=G2_POSITIONS))
+G5_POSITIONS = (0, 3, 7)  # input rows changed: bottleneck rows before each stay, the row itself changes
+grader_test("1g-5-basic", "DownProjectBlock is causal: bottleneck row j depends only on inputs 0..j (counts with "
+            "1g-3-hidden)", timeout=30, vouched_by=("1g-3-hidden",),
+            observe=partial(observe_down_causal, positions=G5_POSITIONS),
+            check=partial(check_down_causal, positions=G5_POSITIONS))
 
-G3_POSITIONS = (2, 7, 15)  # rows of x changed: that output row alone changes
-grader_test("1g-3-basic", "UpProjectBlock: (B, m, C), (B, T, C) -> (B, T, C); the input x gives the queries "
-            "(counts with 1g-1-hidden)", timeout=30, vouched_by=("1g-1-hidden",),
-            observe=partial(observe_up_queries, shapes=SHAPES, positions=G3_POSITIONS),
-            check=partial(check_up_queries, positions=G3_POSITIONS))
+G6_POSITIONS = (2, 7, 15)  # rows of x changed: that output row alone changes
+grader_test("1g-6-basic", "UpProjectBlock: (B, m, C), (B, T, C) -> (B, T, C); the input x gives the queries "
+            "(counts with 1g-4-hidden)", timeout=30, vouched_by=("1g-4-hidden",),
+            observe=partial(observe_up_queries, shapes=SHAPES, positions=G6_POSITIONS),
+            check=partial(check_up_queries, positions=G6_POSITIONS))
 
-G4_POSITIONS = (0, 3, 7)  # bottleneck rows changed: output rows before each stay, the row itself changes
-grader_test("1g-4-basic", "UpProjectBlock is causal: output row t uses bottleneck rows 0..t only (counts with "
-            "1g-1-hidden)", timeout=30, vouched_by=("1g-1-hidden",),
-            observe=partial(observe_up_causal, positions=G4_POSITIONS),
-            check=partial(check_up_causal, positions=G4_POSITIONS))
+G7_POSITIONS = (0, 3, 7)  # bottleneck rows changed: output rows before each stay, the row itself changes
+grader_test("1g-7-basic", "UpProjectBlock is causal: output row t uses bottleneck rows 0..t only (counts with "
+            "1g-4-hidden)", timeout=30, vouched_by=("1g-4-hidden",),
+            observe=partial(observe_up_causal, positions=G7_POSITIONS),
+            check=partial(check_up_causal, positions=G7_POSITIONS))
 
-G5_BOTTLENECKS = (8, None)  # None: called without bottleneck_dim, whose default is 32
-G5_LENGTH = 40  # tokens in the batch: one down block to m rows, middle Blocks at m, one up block back to 40
-grader_test("1g-5-basic", "initialize_perceiver_model builds a perceiver: down block, middle blocks at length m, "
-            "up block (counts with 1g-0-hidden and 1g-1-hidden)", timeout=30, vouched_by=PERCEIVER_COMPARISONS,
-            observe=partial(observe_perceiver_models, bottlenecks=G5_BOTTLENECKS, length=G5_LENGTH),
-            check=partial(check_perceiver_models, bottlenecks=G5_BOTTLENECKS, length=G5_LENGTH))
+G8_BOTTLENECKS = (8, None)  # None: called without bottleneck_dim, whose default is 32
+G8_LENGTH = 40  # tokens in the batch: one down block to m rows, middle Blocks at m, one up block back to 40
+grader_test("1g-8-basic", "initialize_perceiver_model builds a perceiver: down block, middle blocks at length m, "
+            "up block (counts with 1g-3-hidden and 1g-4-hidden)", timeout=30, vouched_by=PERCEIVER_COMPARISONS,
+            observe=partial(observe_perceiver_models, bottlenecks=G8_BOTTLENECKS, length=G8_LENGTH),
+            check=partial(check_perceiver_models, bottlenecks=G8_BOTTLENECKS, length=G8_LENGTH))
 
-G6_POSITIONS = (3, 8, 20, 63)  # tokens changed from t on: no logit before t changes, some logit after does
-grader_test("1g-6-basic", "the perceiver GPT from initialize_perceiver_model is causal (counts with 1g-0-hidden "
-            "and 1g-1-hidden)", timeout=30, vouched_by=PERCEIVER_COMPARISONS,
-            observe=partial(observe_causal_perceiver, positions=G6_POSITIONS),
-            check=partial(check_causal_perceiver, positions=G6_POSITIONS))
+G9_POSITIONS = (3, 8, 20, 63)  # tokens changed from t on: no logit before t changes, some logit after does
+grader_test("1g-9-basic", "the perceiver GPT from initialize_perceiver_model is causal (counts with 1g-3-hidden "
+            "and 1g-4-hidden)", timeout=30, vouched_by=PERCEIVER_COMPARISONS,
+            observe=partial(observe_causal_perceiver, positions=G9_POSITIONS),
+            check=partial(check_causal_perceiver, positions=G9_POSITIONS))
 
-grader_test("1g-7-basic", "finetune a perceiver with pretrained parameters: loads them; the TrainerConfig "
+grader_test("1g-0-basic", "finetune a perceiver with pretrained parameters: loads them; the TrainerConfig "
             f"{AS_REPORTED}", timeout=30, course_id="1g-0-basic",
             observe=partial(observe_finetune, block=FINETUNE_BLOCK, pretrained=True, perceiver=True),
-            check=partial(check_finetune, pretrained=True, expected=dict(
-                max_epochs=10, batch_size=256, learning_rate=6e-4, lr_decay=True, warmup_tokens=512 * 20,
-                final_tokens=lambda corpus_len: 200 * corpus_len * FINETUNE_BLOCK, num_workers=WORKERS)))
+            check=partial(check_finetune, pretrained=True, expected=finetune_config(max_epochs=10)))
 
 # a practice check of the written kind: the attention cost of the two models (checks.written.check_1g)
-written_test("1g-9-basic", "1g attention cost of the vanilla and Perceiver models", "check_1g")
+written_test("1g-10-basic", "1g attention cost of the vanilla and Perceiver models", "check_1g")
 
 # with the same weights (matched by shape), the block's output equals the reference layers' in one reading: the
 # layer norm on the query, on the keys/values or on both, with or without the residual (block_readings)
-grader_test("1g-0-hidden", "DownProjectBlock computes the handout's block (same weights as the reference's)",
+grader_test("1g-3-hidden", "DownProjectBlock computes the handout's block (same weights as the reference's)",
             timeout=30, needs=("solution",),
             observe=partial(observe_block_outputs, cls="DownProjectBlock", input_shapes=SHAPES),
             check=partial(check_block_outputs, cls="DownProjectBlock", input_shapes=SHAPES))
-grader_test("1g-1-hidden", "UpProjectBlock computes the handout's block (same weights as the reference's)",
+grader_test("1g-4-hidden", "UpProjectBlock computes the handout's block (same weights as the reference's)",
             timeout=30, needs=("solution",),
             observe=partial(observe_block_outputs, cls="UpProjectBlock", input_shapes=SHAPES),
             check=partial(check_block_outputs, cls="UpProjectBlock", input_shapes=SHAPES))
 
-predictions_test("1g-2-hidden", "perceiver.pretrain.dev.predictions",
+predictions_test("1g-1-hidden", "perceiver.pretrain.dev.predictions",
                  "perceiver.pretrain.dev.predictions: accuracy threshold", "1g-1-hidden")
-predictions_test("1g-3-hidden", "perceiver.pretrain.test.predictions",
+predictions_test("1g-2-hidden", "perceiver.pretrain.test.predictions",
                  "perceiver.pretrain.test.predictions: accuracy threshold", "1g-2-hidden")
 
 

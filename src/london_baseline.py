@@ -6,22 +6,13 @@ birthplace ("London" on the course data) and report its accuracy on an evaluatio
 
 import argparse
 import sys
-from collections import Counter
 from pathlib import Path
 
+from kit.baseline import most_common_place
 from kit.decoding import read_questions
-from kit.fileio import read_tsv
 from submission.utils import evaluate_places
 
 SRC = Path(__file__).resolve().parent
-
-
-def most_common_place(train_path):
-    places = [row[1] for row in read_tsv(train_path) if len(row) > 1]
-    if not places:
-        raise ValueError(f"{train_path} has no question<TAB>place lines")
-    # ties go to the place seen first, so the answer does not depend on hashing
-    return Counter(places).most_common(1)[0][0]
 
 
 def main(argv=None):

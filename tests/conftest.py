@@ -31,11 +31,11 @@ def free_uid(first, config=None):
     """As root: a user id that no user has and no process runs as, from a block of 10 that belongs to this
     xdist worker alone (first + 10 * its index ...), so that graders running at the same time in different
     workers never drop to the same user: each kills its user's processes before its summary."""
-    import graderUtil
+    from grading import users
 
     # GRADER_TEST_UID_SHIFT moves every block, for two test runs on one machine at once (two checkouts)
     start = first + int(os.environ.get("GRADER_TEST_UID_SHIFT", "0")) + 10 * xdist_worker_index(config)
-    found = graderUtil.unused_uids(range(start, start + 10), 1)
+    found = users.unused_uids(range(start, start + 10), 1)
     if found:
         return found[0]
     raise RuntimeError(f"no unused user id in {start}..{start + 9}")

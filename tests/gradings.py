@@ -17,15 +17,16 @@ from conftest import SRC, make_world
 
 import grader
 import graderUtil
+from kit.fileio import read_tsv
 
 PENDING = grader.PENDING_MESSAGE
 POINTS = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["tests"]
 PREDICTION_TESTS = {"1d-0-hidden": "vanilla.nopretrain.dev.predictions",
                     "1d-1-hidden": "vanilla.nopretrain.test.predictions",
-                    "1f-0-hidden": "vanilla.pretrain.dev.predictions",
-                    "1f-1-hidden": "vanilla.pretrain.test.predictions",
-                    "1g-2-hidden": "perceiver.pretrain.dev.predictions",
-                    "1g-3-hidden": "perceiver.pretrain.test.predictions"}
+                    "1f-1-hidden": "vanilla.pretrain.dev.predictions",
+                    "1f-2-hidden": "vanilla.pretrain.test.predictions",
+                    "1g-1-hidden": "perceiver.pretrain.dev.predictions",
+                    "1g-2-hidden": "perceiver.pretrain.test.predictions"}
 
 
 
@@ -73,7 +74,7 @@ def make_data(dest, answers=True):
 
 def gold(data, split):
     name = "birth_dev.tsv" if split == "dev" else "birth_test.tsv"
-    return [line.split("\t")[1] for line in (Path(data) / name).read_text(encoding="utf-8").splitlines()]
+    return [row[1] for row in read_tsv(Path(data) / name)]
 
 
 def write_predictions(folder, data, kind):
@@ -146,14 +147,14 @@ def grade_here(src, *selection, data, solution=None):
     as a fresh worker runs them (without the reference), then each passed test's judge (a judging Context, which
     never imports student code), both through grading.worker.run_test, which seeds each test from its id as a
     worker does; a test slower than its time limit fails, and vouching applies as in the parent
-    (grading.report.vouch).  What the grader's processes add (privileges, memory limits, the protocol, judges
+    (grading.vouching.vouch).  What the grader's processes add (privileges, memory limits, the protocol, judges
     apart from the student's code, the summary) is tested through the grader itself; the other correct readings
     and the planted bugs need the verdicts, and each of them would otherwise cost a grader run (its fork
     server's torch import, a worker and a judge).  The agreement of the two ways is a test
     (test_grading_here_gives_the_graders_verdicts)."""
     import torch
 
-    from grading import report
+    from grading import vouching
     from grading.cli import in_order
     from grading.context import Context
     from grading.worker import run_test
@@ -161,7 +162,7 @@ def grade_here(src, *selection, data, solution=None):
     specs = dict(grader.REGISTRY)
     tids = in_order(specs, selection)
     assert tids and not any("answers" in specs[t].needs for t in tids), "prediction tests need the grader itself"
-    assert not any(specs[t].info or specs[t].judge is None for t in tids), "only tests whose judge decides them"
+    assert not any(specs[t].info or specs[t].check is None for t in tids), "only tests whose judge decides them"
     tids = [t for t in tids if solution is not None or "solution" not in specs[t].needs]
     reports = Path(src).parent / f"reports-{len(list(Path(src).parent.glob('reports-*')))}"
     reports.mkdir()
@@ -175,7 +176,7 @@ def grade_here(src, *selection, data, solution=None):
         return {m: sys.modules.pop(m) for m in list(sys.modules) if m == "submission" or m.startswith("submission.")}
 
     def run(tid, ctx):
-        status, message, vouches, seconds = run_test(specs[tid], tid, ctx)
+        status, message, vouches, _, seconds = run_test(specs[tid], tid, ctx)
         if message.startswith("KeyboardInterrupt"):
             raise KeyboardInterrupt
         if seconds > specs[tid].timeout:
@@ -202,7 +203,7 @@ def grade_here(src, *selection, data, solution=None):
         take_the_submission_modules()
         sys.modules.update(others)
         torch.set_num_threads(threads)
-    report.vouch([specs[t] for t in tids], results)
+    vouching.vouch([specs[t] for t in tids], results)
     return {t: r["status"] for t, r in results.items()}
 
 

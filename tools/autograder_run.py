@@ -30,7 +30,8 @@ import srcpath  # beside this file in the bundle: puts the grading copy's src/ o
 
 def write_failure(results, message):
     """results.json with no test and a score of 0, saying in `message` (one sentence) what happened; written
-    under a new name, then renamed over whatever was there."""
+    under a new name, then renamed over whatever was there.  By hand, not with kit/fileio.py's atomic_path: this
+    must work where the grading copy, and with it the kit, was never made."""
     try:
         results.mkdir(parents=True, exist_ok=True)
         tmp = results / ".results.json.tmp"
@@ -107,6 +108,7 @@ def grade(root, results, made):
     package = work / "src" / "submission"
     srcpath.use(work / "src")
     from kit import upload  # the starter's: the one rule for which file of an upload is graded (grade_class too)
+    from kit.fileio import write_text_atomic
 
     names = upload.deliverable_names(p.name for p in package.glob("*.py"))
     choice = upload.copy_deliverables(submission, names, package)  # UploadError: main says why, in one sentence
@@ -129,9 +131,7 @@ def grade(root, results, made):
         return
     # the student sees which of their files were graded, and why where the upload had two copies
     data["output"] = "\n".join(graded) + "\n\n" + data.get("output", "")
-    tmp = out.with_name(".results.json.tmp")
-    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    tmp.replace(out)
+    write_text_atomic(out, json.dumps(data, indent=2))
 
 
 if __name__ == "__main__":

@@ -15,8 +15,8 @@ from srcpath import SRC
 
 srcpath.use(SRC)
 from kit.course import PREDICTION_FILES  # noqa: E402  (the one list of deliverables)
+from kit import fileio  # noqa: E402  (how the grader reads prediction lines and answer rows)
 from kit.fileio import atomic_path  # noqa: E402  (the drivers' one atomic writer)
-import graderUtil  # noqa: E402  (the grader's harness: how it reads prediction lines and answer rows)
 from kit import upload  # noqa: E402  (which files of an upload are graded: the same rule as on Gradescope)
 # the answers each prediction file is scored against: dev answers ship with the data, test answers are held
 # out (present only where submissions are graded)
@@ -31,7 +31,7 @@ SIMILAR = 0.98  # fraction of identical lines above which two prediction files a
 
 def split_lines(text):
     """A prediction or answer file's lines as the grader counts them, without surrounding spaces."""
-    return [line.strip() for line in graderUtil.prediction_lines(text)]
+    return [line.strip() for line in fileio.split_lines(text)]
 
 
 def load_answers(data_dir):
@@ -40,7 +40,7 @@ def load_answers(data_dir):
     for fname in PREDICTION_FILES:
         gold = Path(data_dir) / GOLD_FILES[fname.split(".")[2]]
         if gold.is_file():
-            answers[fname] = [r[1].strip() if len(r) > 1 else "" for r in graderUtil.read_tsv_rows(gold)]
+            answers[fname] = [r[1].strip() if len(r) > 1 else "" for r in fileio.read_tsv(gold)]
     return answers
 
 

@@ -47,7 +47,8 @@ from srcpath import ROOT, SRC
 
 srcpath.use(SRC)
 from kit import course  # noqa: E402  (the targets, the files they read and write, the model size)
-from kit.fileio import read_tsv, write_text_atomic  # noqa: E402
+from kit.baseline import baseline  # noqa: E402  (the most-common-place baseline)
+from kit.fileio import read_lines, read_tsv, write_text_atomic  # noqa: E402
 
 KIND, VERSION = "cs224n-experiment", 1
 MIN_SEEDS = 3  # a bar from fewer seeds says little about the spread of correct work
@@ -89,8 +90,7 @@ def data_identity(data_dir):
 def accuracy(predictions_path, gold_path):
     """(correct, total) of a prediction file against a question<TAB>place file, as utils.evaluate_places."""
     gold = [row[1].strip() for row in read_tsv(gold_path)]
-    lines = Path(predictions_path).read_text(encoding="utf-8").split("\n")
-    predictions = [p.strip() for p in lines[:len(gold)]]
+    predictions = [p.strip() for p in read_lines(predictions_path)[:len(gold)]]
     return sum(p == g for p, g in zip(predictions, gold)), len(gold)
 
 
@@ -351,12 +351,8 @@ class Experiment:
 
 
 def baseline_record(data):
-    from collections import Counter
-
-    places = [row[1].strip() for row in read_tsv(data / "birth_places_train.tsv") if len(row) > 1]
-    place = Counter(places).most_common(1)[0][0]
-    gold = [row[1].strip() for row in read_tsv(data / "birth_dev.tsv")]
-    return {"place": place, "dev_accuracy": round(sum(g == place for g in gold) / len(gold), 4)}
+    place, correct, total = baseline(data / course.DATA_FILES["train"], data / course.DATA_FILES["dev"])
+    return {"place": place, "dev_accuracy": round(correct / total, 4)}
 
 
 def summary(results):

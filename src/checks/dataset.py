@@ -210,7 +210,7 @@ def _no_examples():
 
 
 def check_vocabulary(ctx, report, block, lines):
-    """1e-0: PAD_CHAR id 0, MASK_CHAR id 1, then the distinct characters of `lines`, sorted; one example a line
+    """1e-4: PAD_CHAR id 0, MASK_CHAR id 1, then the distinct characters of `lines`, sorted; one example a line
     (Examples has checked each is a pair of LongTensors of length block - 1 or block)."""
     seen = Examples(report, block)
     if (seen.pad, seen.mask) != (PAD, MASK):
@@ -224,7 +224,7 @@ def check_vocabulary(ctx, report, block, lines):
 
 
 def check_truncation(ctx, report, draws_by_block):
-    """1e-1: over draws_by_block[block] examples of a long line, every truncated length of 4..int(block*3/4)
+    """1e-0: over draws_by_block[block] examples of a long line, every truncated length of 4..int(block*3/4)
     occurs and none lies outside 4..int(block*7/8)."""
     for block, draws in draws_by_block.items():
         seen = Examples((report or {}).get(block), block)
@@ -242,7 +242,7 @@ def check_truncation(ctx, report, draws_by_block):
 
 
 def check_rearrangement(ctx, report, lines, draws, whole_line):
-    """1e-2: each of `draws` examples (line k % len(lines)) reads prefix MASK suffix MASK masked (MASK) then
+    """1e-1: each of `draws` examples (line k % len(lines)) reads prefix MASK suffix MASK masked (MASK) then
     PADs, and prefix + masked + suffix is the line's beginning; on the draws that keep `whole_line` whole the
     masked span does not always start at the same place."""
     seen = Examples((report or {}).get("samples"), 128)
@@ -257,7 +257,7 @@ def check_rearrangement(ctx, report, lines, draws, whole_line):
 
 
 def check_padding(ctx, report, blocks, draws):
-    """1e-3: for each block size, PAD_CHARs fill each of `draws` examples up to block_size and appear nowhere
+    """1e-5: for each block size, PAD_CHARs fill each of `draws` examples up to block_size and appear nowhere
     else."""
     for block in blocks:
         seen = Examples((report or {}).get(block), block)
@@ -274,7 +274,7 @@ def check_padding(ctx, report, blocks, draws):
 
 
 def check_shift(ctx, report, draws):
-    """1e-4: in each of `draws` examples y is x shifted by one, and its last target is a PAD_CHAR."""
+    """1e-2: in each of `draws` examples y is x shifted by one, and its last target is a PAD_CHAR."""
     seen = Examples(report, 128)
     if len(seen) != draws:
         raise _no_examples()
@@ -300,7 +300,7 @@ def check_random(ctx, report, lines, repeats):
 
 
 def check_masked_lengths(ctx, report, line, whole_line, draws):
-    """The judge of the masked span's length (1e-5-basic): about 1/4 of the truncated length on average over
+    """The judge of the masked span's length (1e-3-basic): about 1/4 of the truncated length on average over
     `draws` examples of a long `line`, random at every truncated length, and on draws that keep `whole_line` (40
     characters) whole, both shorter and longer than 1/4.  Its false-failure bounds are at the top of this file."""
     seen = Examples((report or {}).get("long"), 128)

@@ -30,7 +30,8 @@ from pathlib import Path
 from kit import course
 from checks.bars import at_least, number
 from checks.decoder import logits
-from graderUtil import Fail, read_tsv_rows
+from graderUtil import Fail
+from kit.fileio import read_tsv
 
 MASK = course.MASK_CHAR
 BLOCK = course.MODEL["block_size"]
@@ -123,7 +124,7 @@ def training_record(w, train_path, stoi):
     (correct), beside what the best constant answer (the most common place, constant_place) gets
     (constant_correct), and question_gain, the mean gain in nats.
     {"asked", "correct", "constant_place", "constant_correct", "question_gain"}."""
-    rows = every_kth([(f[0], f[1].strip()) for f in read_tsv_rows(train_path) if len(f) > 1], TRAIN_SAMPLE)
+    rows = every_kth([(f[0], f[1].strip()) for f in read_tsv(train_path) if len(f) > 1], TRAIN_SAMPLE)
     correct, gains = question_gains(w, rows, stoi)
     place, count = Counter(answer for _, answer in rows).most_common(1)[0] if rows else ("", 0)
     return {"asked": len(rows), "correct": correct, "constant_place": place, "constant_correct": count,
@@ -136,7 +137,7 @@ def heldout_record(w, answers_path, stoi):
     person's question.  Only a model that read the corpus and retrieves from it knows where those people were
     born; finetuning alone teaches what a name's origin suggests, which the bar sits above.
     {"asked", "correct", "heldout_gain"}."""
-    rows = [(f[0], f[1].strip()) for f in read_tsv_rows(answers_path) if len(f) > 1]
+    rows = [(f[0], f[1].strip()) for f in read_tsv(answers_path) if len(f) > 1]
     correct, gains = question_gains(w, rows, stoi)
     return {"asked": len(rows), "correct": correct, "heldout_gain": _mean(gains)}
 

@@ -288,7 +288,7 @@ def observe_basis(ctx, sizes):
 
 
 def check_basis(ctx, report, sizes):
-    """The judge of the basis C (1g-1-basic): learnable, drawn by xavier_uniform_, and the query of the block."""
+    """The judge of the basis C (1g-4-basic): learnable, drawn by xavier_uniform_, and the query of the block."""
     import math
 
     import torch
@@ -340,7 +340,7 @@ def observe_perceiver_models(ctx, bottlenecks, length):
 
 
 def check_perceiver_models(ctx, report, bottlenecks, length):
-    """The judge of initialize_perceiver_model (1g-5-basic): one down block to m positions, middle Blocks at m,
+    """The judge of initialize_perceiver_model (1g-8-basic): one down block to m positions, middle Blocks at m,
     one up block back to `length`."""
     if not isinstance(report, list) or len(report) != len(bottlenecks) or not all(isinstance(c, dict)
                                                                                   for c in report):

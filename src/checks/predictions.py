@@ -32,7 +32,9 @@ from checks import learned
 from checks.bars import at_least
 from checks.decoder import agreement_score, greedy_answers
 from checks.params import course_vocab, fit, load_params, reference_model, weights
-from graderUtil import Fail, count_lines, read_prediction_lines, read_tsv_rows
+from graderUtil import Fail
+from kit.baseline import baseline
+from kit.fileio import read_lines, read_tsv
 
 # Lines of a file that may disagree with its params before the file earns nothing.  A model trained and
 # evaluated on a GPU in bf16 and decoded here on a CPU in fp32 computes logits that differ in the third
@@ -147,26 +149,18 @@ def learning_check(ctx, params_name, reading, target, answers_file):
 
 
 def check_london_baseline(ctx, report, train_file, dev_file):
-    """1d-0's number, in the judge, from the data alone: the dev accuracy of always answering the most common
+    """1d-2's number, in the judge, from the data alone: the dev accuracy of always answering the most common
     birthplace of the training file (ties: the place seen first)."""
-    from collections import Counter
-
     try:
-        train, dev = read_tsv_rows(ctx.data_path(train_file)), read_tsv_rows(ctx.data_path(dev_file))
-    except Fail as e:
+        place, correct, total = baseline(ctx.data_path(train_file), ctx.data_path(dev_file))
+    except (Fail, OSError, ValueError) as e:
         return f"not computed: {e}"
-    places = [f[1].strip() for f in train if len(f) > 1]
-    gold = [f[1].strip() for f in dev if len(f) > 1]
-    if not places or not gold:
-        return "not computed: the training or dev file has no places"
-    place = Counter(places).most_common(1)[0][0]
-    correct = sum(1 for g in gold if g == place)
-    return (f"always answering '{place}' (the most common training birthplace) gets {correct}/{len(gold)} = "
-            f"{100.0 * correct / len(gold):.2f}% on dev")
+    return (f"always answering '{place}' (the most common training birthplace) gets {correct}/{total} = "
+            f"{100.0 * correct / total:.2f}% on dev")
 
 
 def read_questions(path):
-    return [fields[0] for fields in read_tsv_rows(path)]
+    return [fields[0] for fields in read_tsv(path)]
 
 
 # -- the tests of a prediction file ------------------------------------------------------------------------
@@ -184,17 +178,24 @@ PARAMS_FOR = {t.writes: (t.reads, t.variant, course.WRITTEN_BY[t.reads].name) fo
 
 
 def file_problem(fname, predictions_dir, questions):
-    """Why the prediction file cannot be graded (missing, or not one line per question), or ''."""
-    split, target = PREDICTIONS[fname]
+    """Why the prediction file cannot be graded (missing, or not one line per question: `questions` is the
+    question file, or None where it is absent), or ''.  The one rule of both sides of a prediction test."""
     path = Path(predictions_dir) / fname
     if not path.is_file():
-        return f"{fname} is missing from {predictions_dir}: ./run.sh {target} writes it"
-    if questions is not None:
-        n, lines = count_lines(questions), len(read_prediction_lines(path))
-        if n != lines:
-            return (f"{fname} has {lines} lines but there are {n} questions: one predicted place "
-                    "per line, in the order of the questions")
-    return ""
+        return missing(fname, predictions_dir)
+    return "" if questions is None else miscounted(fname, len(read_lines(path)), len(read_tsv(questions)))
+
+
+def missing(fname, predictions_dir):
+    return f"{fname} is missing from {predictions_dir}: ./run.sh {PREDICTIONS[fname][1]} writes it"
+
+
+def miscounted(fname, lines, questions):
+    """Why a file of `lines` lines cannot answer `questions` questions, or ''."""
+    if lines == questions:
+        return ""
+    return (f"{fname} has {lines} lines but there are {questions} questions: one predicted place per line, in the "
+            "order of the questions")
 
 
 def observe_file(ctx, fname):
@@ -217,9 +218,9 @@ def pending_note(fname, predictions_dir, data_dir):
 def check_file(ctx, report, fname, gold_files):
     """The accuracy against the answers, in the judge: the student's code never sees them.  A line is correct
     when it is the right answer and the submitted params give it too (params_agreement)."""
-    split, target = PREDICTIONS[fname]
+    split, _ = PREDICTIONS[fname]
     gold_path = ctx.data_path(gold_files[split])
-    gold = read_tsv_rows(gold_path)
+    gold = read_tsv(gold_path)
     if any(len(fields) < 2 for fields in gold):
         raise Fail(f"{gold_path} has no answer column (a problem of the grading set-up)")
     questions = read_questions(ctx.data_path(QUESTION_FILES[split]))
@@ -228,11 +229,11 @@ def check_file(ctx, report, fname, gold_files):
     answers = [fields[1].strip() for fields in gold]
     path = ctx.predictions_dir / fname
     if not path.is_file():
-        raise Fail(f"{fname} is missing from {ctx.predictions_dir}: ./run.sh {target} writes it")
-    predictions = [p.strip() for p in read_prediction_lines(path)]
-    if len(predictions) != len(answers):
-        raise Fail(f"{fname} has {len(predictions)} lines but there are {len(answers)} questions: one "
-                   "predicted place per line, in the order of the questions")
+        raise Fail(missing(fname, ctx.predictions_dir))
+    predictions = [p.strip() for p in read_lines(path)]
+    problem = miscounted(fname, len(predictions), len(answers))
+    if problem:
+        raise Fail(problem)
     agree, reading = params_agreement(ctx, fname, *PARAMS_FOR[fname], questions, predictions)
     correct = sum(1 for p, a, ok in zip(predictions, answers, agree) if ok and p == a)
     total = len(answers)

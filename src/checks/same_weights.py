@@ -1,6 +1,6 @@
 """The hidden tests of the code: the student's model or block and the reference's, given the same weights.
 
-grader.py's 1c-0-hidden (the vanilla model) and 1g-0-hidden/1g-1-hidden (the perceiver's blocks) lean on this.
+grader.py's 1c-0-hidden (the vanilla model) and 1g-3-hidden/1g-4-hidden (the perceiver's blocks) lean on this.
 The weights are set by shape alone (fill_by_shape), so no attribute name matters.  Beside the student's code:
 the student's module filled and run on fixed inputs, its parameter shapes and outputs observed
 (observe_vanilla_logits, observe_block_outputs).  In the judge: the reference's module filled the same way, its

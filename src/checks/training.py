@@ -8,7 +8,8 @@ compares that data with the numbers the test writes out (check_finetune, check_p
 and check_train).
 """
 
-from graderUtil import Fail, call, count_lines
+from graderUtil import Fail, call
+from kit.fileio import read_tsv
 from checks.perceiver import require_blocks
 
 
@@ -160,7 +161,7 @@ def tiny_gpt(ctx, vocab_size, block_size, seed, perceiver=False, bottleneck_dim=
         return call("GPT(config)", ctx.submission_dir, model.GPT, cfg)
     # The given GPT's constructor takes other arguments in this submission (given code the student changed): the
     # model is built as the course's grader builds it, by the student's own initialize_*_model, so that finetune,
-    # pretrain and train are not failed for it (1c-0 judges the vanilla model itself).
+    # pretrain and train are not failed for it (1c-3 judges the vanilla model itself).
     helper = ctx.student("helper")
     if perceiver:
         net = call("initialize_perceiver_model", ctx.submission_dir, helper.initialize_perceiver_model, cfg,
@@ -249,7 +250,7 @@ def check_finetune(ctx, report, expected, pretrained):
     NameDataset of the training file, and with reading_params_path the model holds the saved parameters."""
     facts = report if isinstance(report, dict) else {}
     train_path = ctx.data_path("birth_places_train.tsv")
-    n_train = count_lines(train_path)
+    n_train = len(read_tsv(train_path))
     fn_name = "finetune " + ("with" if pretrained else "without") + " pretrained parameters"
     _check_built(facts, expected, "finetune", fn_name)
     if facts.get("is_name_dataset") is not True:

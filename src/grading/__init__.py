@@ -16,9 +16,9 @@ data set).  One job a module:
   cgroups   the grading's control group: the kernel's bound on its cores, memory and processes, a kill list
   cleanup   what the worker user can leave behind (files at any depth, IPC objects, message queues, keys),
             found and removed as root
-  points    the points table, the accuracy thresholds, the reference's folder, prediction files
-  report    which basic tests count (vouch), the summary and Gradescope's results.json, as the hidden tests'
-            visibility allows
+  points    the points table, the accuracy thresholds, the reference's folder
+  vouching  which basic tests count: the hidden comparisons that vouch for them (vouch)
+  report    the summary and Gradescope's results.json, as the hidden tests' visibility allows
   cli       grader.py's command line (main)
 
 Who can reach what, the two sides of every test (a test observes beside the student's code, its check decides in a

@@ -15,11 +15,12 @@ from grading import forkserver
 from grading import users  # users.privileged(), looked up when called: one patch of it reaches every caller
 from grading.points import find_solution, load_points, select_thresholds
 from grading.registry import POINTS_FILE, REGISTRY, SRC, settings
-from grading.report import (PENDING_MESSAGE, VISIBILITIES, concealed, format_summary, points_of, results_json,
-                            vouch)
+from grading.report import PENDING_MESSAGE, VISIBILITIES, concealed, format_summary, points_of, results_json
 from grading.runner import Runner, kill_live_workers
 from grading.sandbox import Sandbox
+from grading.vouching import vouch
 from grading.worker import THREAD_ADDRESS_SPACE, WORKER_ADDRESS_SPACE, WORKER_PROCESSES, worker_main
+from kit.fileio import write_text_atomic
 
 JUDGE_THREADS = 64  # a judge's threads (torch's pools: about the cores + 6), counted in the cgroup's bound
 
@@ -107,18 +108,21 @@ def _json_argument(argv):
 
 
 def write_results(path, data):
-    """Write results.json under a new name, then rename it over the old file: an interrupted run never leaves
-    half a file.  An error writing it is said on stderr."""
+    """Write results.json atomically (kit/fileio.py): an interrupted run never leaves half a file.  An error
+    writing it is said on stderr."""
     try:
-        out = Path(path)
-        tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-        tmp.replace(out)
+        write_text_atomic(path, json.dumps(data, indent=2))
     except OSError as e:
         print(f"error: could not write {path}: {e}", file=sys.stderr)
 
 
+class UsageError(Exception):
+    """A mistake in the command line or the grader's inputs: one sentence on stderr, exit status 2."""
+
+
 def _main(argv, opened):
+    """The phases of a grading: parse, plan (which tests, with which points), list them or set up (the inputs,
+    and as root the sandbox), run, report."""
     args = build_parser().parse_args(argv)
     if args.worker:
         return worker_main()
@@ -126,57 +130,73 @@ def _main(argv, opened):
         return forkserver.serve(args.fork_server)
     started = time.monotonic()
     try:
+        table, specs, order = plan(args)
+        if args.list:
+            list_tests(specs, order, args.json)
+            return 0
+        setup = set_up(args, table, specs, order, opened)
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print("\n".join(setup.header), flush=True)
+    results = run(args, specs, order, setup)
+    report(args, specs, order, setup, results, time.monotonic() - started)
+    return 0
+
+
+def plan(args):
+    """(points table, {id: Spec with its points}, the selected ids in the grader's order)."""
+    try:
         table = load_points()
     except (OSError, ValueError) as e:
-        print(f"error: cannot read the points table {POINTS_FILE}: {e}", file=sys.stderr)
-        return 2
-    visibility = args.hidden_visibility or table["hidden_visibility"]
+        raise UsageError(f"cannot read the points table {POINTS_FILE}: {e}") from None
     specs = {}
     for tid, spec in REGISTRY.items():
         if tid not in table["tests"]:
-            print(f"error: test {tid} has no points in {POINTS_FILE}", file=sys.stderr)
-            return 2
-        if spec.judge is None:  # a verdict reached beside student code could be the student's code's
-            print(f"error: test {tid} has no check: every verdict comes from a judge",
-                  file=sys.stderr)
-            return 2
+            raise UsageError(f"test {tid} has no points in {POINTS_FILE}")
         spec.points = int(table["tests"][tid])
         specs[tid] = spec
     unknown = [s for s in args.tests if not in_order(specs, [s])]
     if unknown:
-        print(f"error: no test matches {', '.join(unknown)}; python grader.py --list shows them", file=sys.stderr)
-        return 2
-    order = in_order(specs, args.tests)
-    if args.list and args.json:  # for tools (grade_class): the selected tests as data, never parsed from text
+        raise UsageError(f"no test matches {', '.join(unknown)}; python grader.py --list shows them")
+    return table, specs, in_order(specs, args.tests)
+
+
+def list_tests(specs, order, json_path):
+    """--list: the selected tests as text, or with --json as data for tools (grade_class), never parsed from
+    text ('-': standard output)."""
+    if json_path:
         listed = [{"id": tid, "part": specs[tid].part, "kind": specs[tid].kind, "points": points_of(specs[tid]),
                    "timeout": specs[tid].timeout, "extra_credit": specs[tid].extra_credit, "info": specs[tid].info,
                    "description": specs[tid].description, "vouched_by": list(specs[tid].vouched_by),
                    "course_id": specs[tid].course_id}
                   for tid in order]
         text = json.dumps(listed, indent=1)
-        if args.json == "-":
+        if json_path == "-":
             print(text)
         else:
-            Path(args.json).write_text(text + "\n", encoding="utf-8")
-        return 0
-    if args.list:
-        for tid in order:
-            s = specs[tid]
-            pts = "info" if s.info else f"{s.points} pt" + ("" if s.points == 1 else "s")
-            ec = ", extra credit" if s.extra_credit and s.points else ""
-            ec = ", practice" if not s.info and not s.points else ec
-            course = f"course {s.course_id}" if s.course_id else ""  # the course grader's id for its tests
-            print(f"{tid:<12} {course:<18} {pts:>7}  {s.timeout:>5g} s  {s.description}{ec}")
-        return 0
+            write_text_atomic(json_path, text + "\n")
+        return
+    for tid in order:
+        s = specs[tid]
+        pts = "info" if s.info else f"{s.points} pt" + ("" if s.points == 1 else "s")
+        ec = ", extra credit" if s.extra_credit and s.points else ""
+        ec = ", practice" if not s.info and not s.points else ec
+        # the course grader's tests have its ids; a part of one names it
+        course = "the course's" if s.course_id == tid else f"part of {s.course_id}" if s.course_id else ""
+        print(f"{tid:<12} {course:<18} {pts:>7}  {s.timeout:>5g} s  {s.description}{ec}")
 
+
+def set_up(args, table, specs, order, opened):
+    """The grading's inputs (the folders, the reference, the held-out answers, the row of thresholds), the
+    header that says what they are, and as root the sandbox (appended to `opened`, which main closes)."""
     submission_dir = Path(args.submission_dir).resolve() if args.submission_dir else SRC / "submission"
     predictions_dir = Path(args.predictions_dir).resolve() if args.predictions_dir else submission_dir
     data_dir = Path(args.data_dir).resolve() if args.data_dir else SRC / "data"
     try:
         solution_dir = find_solution(args.solution_dir)
     except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        raise UsageError(e) from None
     have_answers = bool(settings.held_out) and all((data_dir / name).is_file() for name in settings.held_out)
     row_name, row, recognised = select_thresholds(table["thresholds"], data_dir)
     jobs = args.jobs or max(1, min(2, usable_cpus()))
@@ -191,32 +211,47 @@ def _main(argv, opened):
             how = f"recognised by its {settings.dataset_file}" if recognised else "data set not recognised, default row"
             calibrated = "" if row.get("calibrated", True) else ", uncalibrated"
             header.append(f"accuracy thresholds: '{row_name}' ({how}{calibrated})")
-    sandbox = None
+    setup = argparse.Namespace(submission_dir=submission_dir, predictions_dir=predictions_dir, data_dir=data_dir,
+                               solution_dir=solution_dir, have_answers=have_answers, row_name=row_name, row=row,
+                               jobs=jobs, header=header, sandbox=None,
+                               visibility=args.hidden_visibility or table["hidden_visibility"])
     if users.privileged():
-        # the grading's cgroup (cgroups.py): the cores this grader was given; the memory of --jobs workers (or
-        # judges) at a time and of what they leave running; the worker user's processes and the judges' threads
-        memory = jobs * (WORKER_ADDRESS_SPACE + max(1, usable_cpus() // jobs) * THREAD_ADDRESS_SPACE)
-        limits = {"memory": memory, "processes": WORKER_PROCESSES + JUDGE_THREADS * jobs}
-        try:
-            sandbox = Sandbox(submission_dir, predictions_dir, data_dir, held_out=settings.held_out, limits=limits)
-            opened.append(sandbox)
-        except (ValueError, OSError) as e:
-            print(f"error: running as root, the grader runs student code as an unprivileged user: {e}",
-                  file=sys.stderr)
-            return 2
-        header.append(f"student code runs as {sandbox.user}, without access to the held-out answers, the "
-                      "reference solution and the results")
-        header.append(sandbox.group.describe())
-        secrets_ = [("the held-out answers", data_dir / name) for name in settings.held_out
-                    if (data_dir / name).is_file()]
-        secrets_ += [("the reference solution", solution_dir),
-                     ("the results folder", Path(args.json).resolve().parent if args.json else None)]
-        for what, path in secrets_:
-            if path is not None and users.readable_by(path, sandbox.uid, sandbox.gid):
-                header.append(f"warning: {sandbox.user} can read {what} ({path}): make it readable by root only")
-        sandbox.private = [str(path) for _, path in secrets_ if path is not None] + [str(data_dir)]
-    print("\n".join(header), flush=True)
+        setup.sandbox = open_sandbox(args, setup)
+        opened.append(setup.sandbox)
+    return setup
 
+
+def open_sandbox(args, setup):
+    """As root: the worker user's copies and folders, and the grading's cgroup (cgroups.py): the cores this grader
+    was given; the memory of --jobs workers (or judges) at a time and of what they leave running; the worker
+    user's processes and the judges' threads.  Warns in the header where the worker user could read a secret."""
+    jobs, data_dir = setup.jobs, setup.data_dir
+    memory = jobs * (WORKER_ADDRESS_SPACE + max(1, usable_cpus() // jobs) * THREAD_ADDRESS_SPACE)
+    limits = {"memory": memory, "processes": WORKER_PROCESSES + JUDGE_THREADS * jobs}
+    try:
+        sandbox = Sandbox(setup.submission_dir, setup.predictions_dir, data_dir, held_out=settings.held_out,
+                          limits=limits)
+    except (ValueError, OSError) as e:
+        raise UsageError(f"running as root, the grader runs student code as an unprivileged user: {e}") from None
+    header = setup.header
+    header.append(f"student code runs as {sandbox.user}, without access to the held-out answers, the "
+                  "reference solution and the results")
+    header.append(sandbox.group.describe())
+    secrets_ = [("the held-out answers", data_dir / name) for name in settings.held_out
+                if (data_dir / name).is_file()]
+    secrets_ += [("the reference solution", setup.solution_dir),
+                 ("the results folder", Path(args.json).resolve().parent if args.json else None)]
+    for what, path in secrets_:
+        if path is not None and users.readable_by(path, sandbox.uid, sandbox.gid):
+            header.append(f"warning: {sandbox.user} can read {what} ({path}): make it readable by root only")
+    sandbox.private = [str(path) for _, path in secrets_ if path is not None] + [str(data_dir)]
+    return sandbox
+
+
+def run(args, specs, order, setup):
+    """Every selected test's result: pending where its reference or answers are absent, else run in the
+    workers and decided by the judges, each printed as it comes."""
+    sandbox, visibility = setup.sandbox, setup.visibility
     results = {}
     print_lock = threading.Lock()
 
@@ -237,14 +272,15 @@ def _main(argv, opened):
     for tid in order:
         spec = specs[tid]
         missing = [n for n in spec.needs
-                   if (n == "solution" and not solution_dir) or (n == "answers" and not have_answers)]
+                   if (n == "solution" and not setup.solution_dir) or (n == "answers" and not setup.have_answers)]
         if missing:
             note = ""
             pending_note = getattr(spec.fn, "pending_note", None)  # a local check of the inputs, never a verdict
             if pending_note:
                 try:
                     # as root, on the sandbox's copy: a link in the submission is never followed
-                    note = pending_note(sandbox.predictions_dir if sandbox else predictions_dir, data_dir)
+                    note = pending_note(sandbox.predictions_dir if sandbox else setup.predictions_dir,
+                                        setup.data_dir)
                 except OSError:
                     note = ""
             results[tid] = {"id": tid, "status": "pending", "message": PENDING_MESSAGE + note, "output": "",
@@ -258,19 +294,20 @@ def _main(argv, opened):
         groups.setdefault(specs[tid].group, []).append(tid)
     # student's workers: the submission and the data without the held-out answers, no reference solution
     # (copies in the sandbox as root); judges: the reference, the answers, and the submission's files
-    seen = sandbox or argparse.Namespace(submission_dir=submission_dir, predictions_dir=predictions_dir,
-                                         data_dir=data_dir)
-    common = {"thresholds": row, "threshold_row": row_name, "threads": max(1, usable_cpus() // jobs)}
+    seen = sandbox or setup
+    jobs = setup.jobs
+    common = {"thresholds": setup.row, "threshold_row": setup.row_name, "threads": max(1, usable_cpus() // jobs)}
     base_cfg = dict(common, submission_dir=str(seen.submission_dir), predictions_dir=str(seen.predictions_dir),
                     data_dir=str(seen.data_dir), solution_dir=None)
     judge_cfg = dict(common, submission_dir=str(seen.submission_dir), predictions_dir=str(seen.predictions_dir),
-                     data_dir=str(data_dir), solution_dir=str(solution_dir) if solution_dir else None,
+                     data_dir=str(setup.data_dir),
+                     solution_dir=str(setup.solution_dir) if setup.solution_dir else None,
                      cgroup=sandbox.group.join_files() if sandbox else [])
     runner = Runner(specs, base_cfg, args.timeout_scale, on_result, judge_cfg, sandbox)
     # the longest groups first, so that the parallel workers finish together
     ordered_groups = sorted(groups.values(), key=lambda ids: -sum(specs[t].timeout for t in ids))
     pool = ThreadPoolExecutor(max_workers=jobs)
-    finished = gone = False
+    finished = False
     try:
         for future in [pool.submit(runner.run_group, ids) for ids in ordered_groups]:
             try:
@@ -296,11 +333,16 @@ def _main(argv, opened):
             sandbox.close()
     if not finished:
         raise KeyboardInterrupt  # main writes --json's file: the grading was interrupted
-    for tid in to_run:  # cannot happen, but a test without a result must not break the summary
+    for tid in to_run:  # a group whose run failed (a bug of the grader's, said above) left its tests no result
         if tid not in results:
             results[tid] = {"id": tid, "status": "failed", "message": "no result", "output": "", "seconds": 0.0,
                             "score": 0}
+    return results
 
+
+def report(args, specs, order, setup, results, elapsed):
+    """Which basic tests count (vouching), the summary on stdout and, with --json, Gradescope's results.json."""
+    visibility = setup.visibility
     chosen = [specs[t] for t in order]
     vouch(chosen, results)
     summary = format_summary(chosen, results, [], visibility)
@@ -309,10 +351,8 @@ def _main(argv, opened):
             r = results[spec.id]
             if r["status"] == "failed" and r.get("output") and not concealed(spec, visibility, r):
                 summary += f"\n\nOutput of your code in {spec.id}:\n{r['output']}"
-    elapsed = time.monotonic() - started
     summary += f"\n({elapsed:.1f} s)"
     print(summary, flush=True)
     if args.json:
-        write_results(args.json, results_json(chosen, results, "\n".join(header) + "\n" + summary, elapsed,
+        write_results(args.json, results_json(chosen, results, "\n".join(setup.header) + "\n" + summary, elapsed,
                                               visibility))
-    return 0

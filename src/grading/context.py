@@ -9,7 +9,7 @@ import traceback
 from pathlib import Path
 
 from grading.protocol import OUTPUT_CHARS, REPORT_BYTES, loaded_report_problem, report_problem
-from grading.registry import Fail, StudentImportError, settings
+from grading.registry import Fail, MissingFile, StudentImportError, settings
 
 
 class Capture(io.TextIOBase):
@@ -101,16 +101,6 @@ def describe(exc, directory=None):
     return f"{type(exc).__name__}: {first}{place}" if first else f"{type(exc).__name__}{place}"
 
 
-def missing_file(label, module):
-    """The failure of a test whose student file was not handed in (says_missing recognises it)."""
-    return f"{label}/{module}.py is missing"
-
-
-def says_missing(message):
-    """Whether a test's message is missing_file's: it failed only because its file was not handed in."""
-    return bool(message) and message.endswith(".py is missing")
-
-
 class Context:
     """What a test function may use: the student's modules (in a student's worker) or the reference's (in a
     judge's), the data, a temp folder, and ctx.report to hand what the student's code computed to the judge."""
@@ -128,7 +118,7 @@ class Context:
         self.thresholds = cfg.get("thresholds") or {}
         self.threshold_row = cfg.get("threshold_row", "?")
         self.hanging = set(cfg.get("hanging", []))
-        self.failed = {}
+        self.failed = {}  # student module: the StudentImportError its import raised
         self.cache = {}
         self.tmp = None
 
@@ -140,14 +130,14 @@ class Context:
         if full in sys.modules:
             return sys.modules[full]
         key = module or "__init__"
-        if key in self.failed:
-            raise StudentImportError(self.failed[key])
+        if key in self.failed:  # each later use fails alike
+            raise type(self.failed[key])(*self.failed[key].args)
         if key in self.hanging:
             raise StudentImportError(f"importing {label}/{key}.py did not finish within the time limit of an "
                                      "earlier test (an endless loop at import time?)")
         if module and not (directory / f"{module}.py").is_file():
-            self.failed[key] = missing_file(label, module)
-            raise StudentImportError(self.failed[key])
+            self.failed[key] = MissingFile(f"{label}/{module}.py is missing")
+            raise self.failed[key]
         self.send({"ev": "import", "module": key})
         try:
             if module:
@@ -155,12 +145,12 @@ class Context:
             return load_package(package, directory, run_init=False)  # each module is imported on its own
         except SyntaxError as e:
             file = Path(e.filename).name if e.filename else f"{key}.py"
-            self.failed[key] = f"{label}/{file} has a syntax error at line {e.lineno}: {e.msg}"
+            self.failed[key] = StudentImportError(f"{label}/{file} has a syntax error at line {e.lineno}: {e.msg}")
         except BaseException as e:  # noqa: BLE001 - anything raised while importing student code
-            self.failed[key] = f"importing {label}/{key}.py raised {describe(e, directory)}"
+            self.failed[key] = StudentImportError(f"importing {label}/{key}.py raised {describe(e, directory)}")
         finally:
             self.send({"ev": "imported"})
-        raise StudentImportError(self.failed[key])
+        raise self.failed[key]
 
     def student(self, name):
         """The student's module submission.<name> (imported on first use; a broken file is a clear Fail)."""

@@ -1,5 +1,5 @@
 """The instructor's inputs to a grading run: the points table, the row of accuracy thresholds for the data set,
-the reference solution's folder, and the prediction files read as the tests read them."""
+and the reference solution's folder."""
 
 import hashlib
 import json
@@ -61,28 +61,3 @@ def find_solution(explicit):
         if settings.student_deps and all((Path(location) / f"{m}.py").is_file() for m in settings.student_deps):
             return Path(location).resolve()
     return None
-
-
-def count_lines(path):
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return sum(1 for line in f if line.strip())
-
-
-def prediction_lines(text):
-    """The lines of a prediction or answer file as the grader counts them, one per question: split at "\n"
-    only (str.splitlines would also split at a form feed or a Unicode line separator inside an answer), "\r"
-    line ends dropped, no line after a final "\n", and a blank line kept (an empty answer)."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line.rstrip("\r") for line in lines]
-
-
-def read_prediction_lines(path):
-    return prediction_lines(Path(path).read_text(encoding="utf-8", errors="replace"))
-
-
-def read_tsv_rows(path):
-    """The rows of a question/answer file (birth_dev.tsv, the held-out answers, ...) as the grader reads them: its
-    lines (read_prediction_lines) split at tabs, blank lines skipped, as the course's utils.evaluate_places does."""
-    return [line.split("\t") for line in read_prediction_lines(path) if line.strip()]

@@ -39,8 +39,9 @@ MESSAGE_FIELDS = {
     "done": {},
 }
 # Fields a message may leave out: a judge's result says whether its failed comparison still vouches for the tests
-# that count with it (registry.Mismatch); the parent takes that word from a judge only.
-OPTIONAL_FIELDS = {"result": {"vouches": bool}}
+# that count with it (registry.Mismatch), and the parent takes that word from a judge only; a result says whether
+# the test failed only because its student file was not handed in (registry.MissingFile).
+OPTIONAL_FIELDS = {"result": {"vouches": bool, "missing": bool}}
 FIELD_CHARS = {"id": 100, "module": 100, "status": 10, "message": MESSAGE_CHARS + 100,
                "output": 2 * OUTPUT_CHARS + 200}
 

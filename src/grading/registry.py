@@ -65,8 +65,8 @@ class Spec:
         self.part = tid.split("-")[0]
         self.group = group or self.part  # tests of one group share a worker process
         self.kind = tid.rsplit("-", 1)[-1]
-        self.judge = check  # check(ctx, report): decides the test in a worker without student code
-        # The judged comparisons that vouch for this test's data (report.vouch): where they ran, this test
+        self.check = check  # check(ctx, report): decides the test in a judge, a worker without student code
+        # The judged comparisons that vouch for this test's data (vouching.vouch): where they ran, this test
         # counts only if they vouch (they passed, or failed on a genuine block: Mismatch)
         self.vouched_by = tuple(vouched_by)
         self.course_id = course_id  # the course grader's id of this test, where it is the course's test (else None)
@@ -89,6 +89,9 @@ def grader_test(tid, description, check, timeout=30, needs=(), info=False, extra
     part, e.g. 1e); vouched_by: the hidden tests whose judged comparison vouches for what this test's student side
     reports (where they run, it counts only if they pass); course_id: the course grader's id for this test.
     A decorator; or, with observe, a test that reports what observe(ctx) returns, which needs no function."""
+    if not callable(check):  # a verdict reached beside student code could be the student's code's
+        raise TypeError(f"test {tid} has no check: every verdict comes from a judge")
+
     def register(fn):
         REGISTRY[tid] = Spec(tid, description, fn, timeout, needs, info, extra_credit=extra_credit, group=group,
                              uses_torch=uses_torch, vouched_by=vouched_by, check=check, course_id=course_id)
@@ -112,4 +115,9 @@ class Mismatch(Fail):
 
 
 class StudentImportError(Fail):
-    pass
+    """A student module that could not be imported (its message says why)."""
+
+
+class MissingFile(StudentImportError):
+    """A student module whose file was not handed in: its test's result says so (`missing`), so that a practice
+    check of a file the handout does not ask for is left out of what the student reads (report.unshown_practice)."""

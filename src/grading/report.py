@@ -1,8 +1,6 @@
 """What a grading run says: the summary a student reads and Gradescope's results.json, each showing a hidden
 test's result only as its visibility allows."""
 
-from grading.context import says_missing
-
 PENDING_MESSAGE = "hidden - graded after submission"
 
 # Who sees a hidden test's result (points.json's "hidden_visibility", or --hidden-visibility): Gradescope's
@@ -23,29 +21,6 @@ def concealed(spec, visibility, result=None):
     return visibility != "visible" and (spec.hidden or bool((result or {}).get("vouched_by")))
 
 
-def vouch(specs, results):
-    """A basic test's data comes from the student's process, which can report anything: code that writes its
-    own reports passes a check of shapes and causality with zero tensors.  A hidden comparison's data must match
-    a computation at the reference's weights, which only the work gives.  So a test that names such comparisons
-    (vouched_by) counts only if each that ran vouches: it passed, or it failed on outputs that still came from a
-    genuine block (its judge said so, "vouches": a block that computes a cross-attention block from its weights,
-    with other layer norms, residual or MLP than the handout's).  Where none ran (no reference: the student's own
-    run) it stands alone.  Its result records the comparisons that ran ("vouched_by")."""
-    for spec in specs:
-        r = results.get(spec.id)
-        ran = [v for v in spec.vouched_by if results.get(v, {}).get("status") in ("passed", "failed")]
-        if r is None or not ran or r["status"] not in ("passed", "failed"):
-            continue
-        r["vouched_by"] = ran
-        refused = [v for v in ran if results[v]["status"] == "failed" and results[v].get("vouches") is not True]
-        if refused and r["status"] == "passed":
-            r.update(status="failed", score=0,
-                     message=f"passed on its own, but it counts only when {' and '.join(refused)} finds that your "
-                             "code computes what it compares, from the same weights, and it did not: shapes and "
-                             "causality are judged on what your code's process reports, which only that "
-                             "comparison confirms")
-
-
 def is_practice(spec):
     """A practice check: 0 points and not info, a check beyond the handout's graded items."""
     return not spec.info and not points_of(spec)
@@ -55,7 +30,7 @@ def unshown_practice(specs, results):
     """The practice checks whose student file was not handed in: neither the summary nor results.json shows
     them (Gradescope shows each test of results.json as a row), so that a student never reads "part g failed"
     from a check the handout does not grade and a file it does not ask for."""
-    return {s.id for s in specs if is_practice(s) and says_missing(results[s.id]["message"])}
+    return {s.id for s in specs if is_practice(s) and results[s.id].get("missing") is True}
 
 
 def format_summary(specs, results, header, visibility="visible"):

@@ -269,11 +269,13 @@ class Runner:
                     return broke(f"it sent a result for {tid}, which was not running")
                 result = {"id": tid, "status": msg["status"], "message": msg["message"], "output": msg["output"],
                           "seconds": round(now - started_at, 3)}  # the parent's clock, not the worker's word
+                if msg.get("missing") is True and msg["status"] == "failed":  # its file was not handed in
+                    result["missing"] = True
                 remaining.remove(tid)
                 progress += 1
                 if judged is not None:  # a judge's word: its failed comparison may still vouch (Mismatch)
                     judged[tid] = dict(result, vouches=True) if msg.get("vouches") is True else result
-                elif self.specs[tid].judge is not None and result["status"] == "passed":
+                elif self.specs[tid].check is not None and result["status"] == "passed":
                     provisional[tid] = result
                 else:
                     self.on_result(result)

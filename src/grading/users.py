@@ -8,6 +8,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from kit.fileio import atomic_path
+
 # As root, student code runs as a user id of this run's own: the first of these that is free (claim_worker_user;
 # GRADER_WORKER_USER, a name or a number, wins).  Below the uids that systemd hands out on its own
 # (61184..65519) and above the usual human accounts; an id that names a user or a group is skipped.
@@ -107,19 +109,14 @@ def mark_left(uid, what):
     the clean-up could not delete, a keyring its user locked, a process that would not die), and the next
     grading with that id could read it.  The mark, a file in claims_folder() that says what was left, stays
     until the instructor has removed the leftovers and the mark.  No claim, of any grader, takes a marked id."""
-    path = mark_path(uid)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     text = "".join(f"{line}\n" for line in what)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(text)
-        os.replace(tmp, path)
+        with atomic_path(mark_path(uid)) as tmp:  # root's alone: never through a link, readable by root only
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
+                f.write(text)
     except OSError:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
+        pass
 
 
 def marked(uid):

@@ -16,7 +16,7 @@ from grading import cgroups
 from grading.cleanup import leave_session_keyring
 from grading.context import Capture, Context, describe, seed_everything, where
 from grading.protocol import MESSAGE_CHARS
-from grading.registry import GRADER_SCRIPT, REGISTRY, SRC, Fail, Mismatch, grading_paths, settings
+from grading.registry import GRADER_SCRIPT, REGISTRY, SRC, Fail, Mismatch, MissingFile, grading_paths, settings
 from grading.users import permitted, readable_by
 
 
@@ -212,22 +212,23 @@ def limit_judge(cfg):
 
 
 def run_test(spec, tid, ctx):
-    """Test tid beside the student's code, or its judge when ctx is a judge's: (status, message, vouches,
-    seconds), whatever the code raised.  Each run is seeded from the test's id, so a test draws the same numbers
-    whichever process runs it."""
+    """Test tid beside the student's code, or its judge when ctx is a judge's: (status, message, vouches, missing,
+    seconds), whatever the code raised (missing: it failed only because its student file was not handed in).
+    Each run is seeded from the test's id, so a test draws the same numbers whichever process runs it."""
     started = time.perf_counter()
-    status, message, vouches = "passed", "", False
+    status, message, vouches, missing = "passed", "", False, False
     tmp = tempfile.TemporaryDirectory(prefix="grader-")
     ctx.tmp, ctx.current = Path(tmp.name), tid
     try:
-        if spec is None or (ctx.judging and spec.judge is None):
+        if spec is None or (ctx.judging and spec.check is None):
             raise Fail(f"unknown test {tid}")
         seed_everything(zlib.crc32(tid.encode()))
-        returned = spec.judge(ctx, ctx.load_report(tid)) if ctx.judging else spec.fn(ctx)
+        returned = spec.check(ctx, ctx.load_report(tid)) if ctx.judging else spec.fn(ctx)
         if isinstance(returned, str):
             message = returned
     except Fail as e:
         status, message, vouches = "failed", str(e), ctx.judging and isinstance(e, Mismatch)
+        missing = isinstance(e, MissingFile)
     except AssertionError as e:
         status, message = "failed", (str(e) or "a check failed") + where(e, ctx.submission_dir)
     except SystemExit as e:
@@ -243,7 +244,7 @@ def run_test(spec, tid, ctx):
         pass
     if len(message) > MESSAGE_CHARS:
         message = message[:MESSAGE_CHARS] + " [...]"
-    return status, message, vouches, seconds
+    return status, message, vouches, missing, seconds
 
 
 def worker_main():
@@ -292,10 +293,10 @@ def worker_main():
     for tid in cfg["tests"]:
         send({"ev": "start", "id": tid})
         capture.reset()
-        status, message, vouches, seconds = run_test(specs.get(tid), tid, ctx)
+        status, message, vouches, missing, seconds = run_test(specs.get(tid), tid, ctx)
         result = {"ev": "result", "id": tid, "status": status, "message": message, "output": capture.excerpt(),
                   "seconds": round(seconds, 3)}
-        send(dict(result, vouches=True) if vouches else result)
+        send(dict(result, **{k: True for k, v in (("vouches", vouches), ("missing", missing)) if v}))
     send({"ev": "done"})
     proto.close()
     return 0

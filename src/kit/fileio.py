@@ -1,6 +1,6 @@
 """The kit's ways of touching files: writing one so that it appears whole or not at all, reading the birthplace
-TSVs, and walking a folder tree that someone else made (an upload, a grading's leftovers) so that no tree can
-make the walk fail.
+TSVs and prediction files, and walking a folder tree that someone else made (an upload, a grading's leftovers)
+so that no tree can make the walk fail.
 
 An interrupted run (Ctrl-C, a full disk, a killed job on a rented GPU) must never leave half a predictions
 file, loss log or plot over a good one: each is written beside its target and swapped in with os.replace,
@@ -74,8 +74,26 @@ def walk_folders(top, where, visit, go_down):
             os.close(fd)
 
 
+def split_lines(text):
+    """The lines of a question, answer or prediction file, one per question: split at "\n" only (str.splitlines
+    would also split at a form feed or a Unicode line separator inside an answer), "\r" line ends dropped, no line
+    after a final "\n", and a blank line kept (an empty answer)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.rstrip("\r") for line in lines]
+
+
+def read_lines(path):
+    """split_lines of a file read as UTF-8 text: "\r\n" and a lone "\r" end a line too, as in every Python text
+    file (the course's evaluate_places reads them so), and a byte that is not UTF-8 becomes U+FFFD (a student's
+    file never makes the reading fail)."""
+    return split_lines(Path(path).read_text(encoding="utf-8", errors="replace"))
+
+
 def read_tsv(path):
     """The rows of a birthplace TSV (question<TAB>place, or the question alone where answers are held out) as
-    lists of fields, line ends stripped, blank lines skipped: the rule of the course's utils.evaluate_places."""
-    with open(path, encoding="utf-8") as f:
-        return [line.rstrip("\r\n").split("\t") for line in f if line.strip()]
+    lists of fields: its lines (read_lines) split at tabs, blank lines skipped, as the course's
+    utils.evaluate_places reads them.  Every reader of these files uses it: run.py, the baseline, the grader, the
+    instructor's tools."""
+    return [line.split("\t") for line in read_lines(path) if line.strip()]

@@ -30,7 +30,7 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
-from kit.fileio import FOLDER_FLAGS, walk_folders
+from kit.fileio import FOLDER_FLAGS, atomic_path, walk_folders
 
 # Limits of one upload.  The handout's 18 deliverables are 7 Python files, 6 prediction files of a few KB and 5
 # params files of about 13 MiB each (the course's model: 3.3 million float32 parameters), in 20 entries.
@@ -307,15 +307,9 @@ class Upload:
 
     def copy(self, rel, dest):
         """Copy file rel to the path dest (written beside it, then renamed: dest is whole or absent)."""
-        dest = Path(dest)
-        tmp = dest.with_name(f".{dest.name}.part")
-        try:
-            with open(tmp, "wb") as out:
-                for piece in self.pieces(rel):
-                    out.write(piece)
-            tmp.replace(dest)
-        finally:
-            tmp.unlink(missing_ok=True)
+        with atomic_path(dest) as tmp, open(tmp, "wb") as out:
+            for piece in self.pieces(rel):
+                out.write(piece)
 
     def choose(self, names):
         choice = choose(self.paths, names, self.digest, self.size)

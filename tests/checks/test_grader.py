@@ -41,7 +41,7 @@ def test_reference_solution_earns_every_basic_point_and_hidden_tests_are_pending
         assert t["output"].startswith(PENDING)
         assert "%" not in t["output"] and "correct" not in t["output"]  # no expected value, no threshold
     assert f"{len(hidden)} tests worth {sum(POINTS[t] for t in hidden)} points pending" in r.stdout
-    assert "% on dev" in r.tests["1d-0-basic"]["output"]  # the baseline number is reported
+    assert "% on dev" in r.tests["1d-2-basic"]["output"]  # the baseline number is reported
 
 
 def test_hidden_tests_are_graded_with_solution_and_answers(tmp_path, data, solution):
@@ -54,7 +54,7 @@ def test_hidden_tests_are_graded_with_solution_and_answers(tmp_path, data, solut
     assert "Total: 64/64 points" in r.stdout and "Extra credit: 10/10 points" in r.stdout
     assert r.json["score"] == 74 and sum(t["max_score"] for t in r.json["tests"]) == 74
     assert r.tests["3e-0-basic"]["max_score"] == 0 and r.tests["3e-0-basic"]["tags"] == ["practice"]
-    assert "10/10 correct" in r.tests["1f-0-hidden"]["output"]
+    assert "10/10 correct" in r.tests["1f-1-hidden"]["output"]
 
 
 # A down block with the right shape and no look-ahead that computes something other than the handout's block:
@@ -69,34 +69,34 @@ class DownProjectBlock(DownProjectBlock):
 @pytest.mark.parametrize("grading", ["student", "visible", "after_published"])
 def test_block_checks_count_only_with_the_comparison_that_vouches_for_them(tmp_path, data, solution, grading):
     """The down block's basic checks (shape, causality) hold for any shaped, causal output, which code that
-    writes its own reports can claim.  Where the reference runs, they count only with 1g-0-hidden, which compares
+    writes its own reports can claim.  Where the reference runs, they count only with 1g-3-hidden, which compares
     the values; on the student's machine they stand alone.  Under after_published their result is kept with
-    the hidden ones' (it would tell 1g-0-hidden's); the up block's, whose comparison passed, counts."""
+    the hidden ones' (it would tell 1g-3-hidden's); the up block's, whose comparison passed, counts."""
     src = copy_src(tmp_path, append={"model.py": SHIFTED_DOWN_BLOCK})
-    vouched = ["1g-0-basic", "1g-2-basic"]
+    vouched = ["1g-3-basic", "1g-5-basic"]
     if grading != "visible":
         table = json.loads((src / "points.json").read_text(encoding="utf-8"))
         table["hidden_visibility"] = "visible" if grading == "student" else grading
         (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
-    r = run_grader(src, *vouched, "1g-3-basic", "1g-7-basic", "1g-0-hidden", "1g-1-hidden", data=data,
+    r = run_grader(src, *vouched, "1g-6-basic", "1g-0-basic", "1g-3-hidden", "1g-4-hidden", data=data,
                    solution=None if grading == "student" else solution)
     if grading == "student":
-        assert r.status("1g-0-hidden") == "pending" and all(r.status(t) == "passed" for t in vouched), r.stdout
+        assert r.status("1g-3-hidden") == "pending" and all(r.status(t) == "passed" for t in vouched), r.stdout
         return
-    assert r.status("1g-0-hidden") == "failed" and r.status("1g-1-hidden") == "passed", r.stdout
-    assert r.status("1g-3-basic") == "passed" and r.tests["1g-3-basic"]["score"] == 1
+    assert r.status("1g-3-hidden") == "failed" and r.status("1g-4-hidden") == "passed", r.stdout
+    assert r.status("1g-6-basic") == "passed" and r.tests["1g-6-basic"]["score"] == 1
     for tid in vouched:
         assert r.status(tid) == "failed" and r.tests[tid]["score"] == 0
-        assert "counts only when 1g-0-hidden finds" in r.tests[tid]["output"]
+        assert "counts only when 1g-3-hidden finds" in r.tests[tid]["output"]
     if grading == "visible":
         assert "Total basic: 2/4 points" in r.json["output"] and r.json["score"] == 3
         return
-    assert r.tests["1g-0-basic"]["visibility"] == r.tests["1g-3-basic"]["visibility"] == "after_published"
+    assert r.tests["1g-3-basic"]["visibility"] == r.tests["1g-6-basic"]["visibility"] == "after_published"
     for text in (r.json["output"], r.stdout):
-        lines = [line for line in text.splitlines() if "1g-0-basic" in line]
+        lines = [line for line in text.splitlines() if "1g-3-basic" in line]
         assert lines and not any(re.search(r"PASS|FAIL", line) for line in lines), lines
         assert "counts only when" not in text
-    assert "Total basic: 1/1 points" in r.json["output"]  # 1g-7-basic, which nothing vouches for
+    assert "Total basic: 1/1 points" in r.json["output"]  # 1g-0-basic, which nothing vouches for
     assert "and 3 basic tests worth 3 points that they vouch for" in r.json["output"]
 
 
@@ -116,9 +116,9 @@ def test_prediction_files_that_fail(tmp_path, reference_src, data, solution, kin
 
 
 def test_missing_prediction_files_name_the_target(tmp_path, reference_src, data, solution):
-    r = run_grader(reference_src, "1d-0-hidden", "1g-3-hidden", data=data, solution=solution, predictions=tmp_path)
+    r = run_grader(reference_src, "1d-0-hidden", "1g-2-hidden", data=data, solution=solution, predictions=tmp_path)
     assert "./run.sh vanilla_eval_dev_without_pretrain" in r.tests["1d-0-hidden"]["output"]
-    assert "./run.sh perceiver_eval_test_with_pretrain" in r.tests["1g-3-hidden"]["output"]
+    assert "./run.sh perceiver_eval_test_with_pretrain" in r.tests["1g-2-hidden"]["output"]
 
 
 def test_thresholds_come_from_the_row_of_the_data(tmp_path, data, solution):
@@ -138,9 +138,9 @@ def test_thresholds_come_from_the_row_of_the_data(tmp_path, data, solution):
     row["vanilla.pretrain.test.predictions"] = {"min_accuracy": 0.6}
     (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
     pred = write_predictions(tmp_path / "pred", data, "correct")
-    r = run_grader(src, "1f-0-hidden", "1f-1-hidden", data=half_right, solution=solution, predictions=pred)
-    assert r.status("1f-0-hidden") == "passed" and r.status("1f-1-hidden") == "failed"
-    assert "'builtin'" in r.tests["1f-1-hidden"]["output"] and "60%" in r.tests["1f-1-hidden"]["output"]
+    r = run_grader(src, "1f-1-hidden", "1f-2-hidden", data=half_right, solution=solution, predictions=pred)
+    assert r.status("1f-1-hidden") == "passed" and r.status("1f-2-hidden") == "failed"
+    assert "'builtin'" in r.tests["1f-2-hidden"]["output"] and "60%" in r.tests["1f-2-hidden"]["output"]
     assert "accuracy thresholds: 'builtin' (recognised by its birth_dev.tsv, uncalibrated)" in r.stdout
 
 
@@ -179,47 +179,47 @@ CharCorruptionDataset.__getitem__ = _graded_getitem
 
 
 DATASET_BUGS = {
-    "span never moves": (dict(start="0"), ["1e-2-basic"]),
-    "lengths never vary": (dict(truncate="int(self.block_size * 3 / 4)"), ["1e-1-basic"]),
-    "truncation beyond 7/8": (dict(truncate="random.randint(4, self.block_size - 4)"), ["1e-1-basic", "1e-3-basic"]),
+    "span never moves": (dict(start="0"), ["1e-1-basic"]),
+    "lengths never vary": (dict(truncate="int(self.block_size * 3 / 4)"), ["1e-0-basic"]),
+    "truncation beyond 7/8": (dict(truncate="random.randint(4, self.block_size - 4)"), ["1e-0-basic", "1e-5-basic"]),
     "truncation hard-coded for block size 128": (dict(truncate="random.randint(4, 96)"),
-                                                 ["1e-0-basic", "1e-1-basic", "1e-3-basic"]),
+                                                 ["1e-4-basic", "1e-0-basic", "1e-5-basic"]),
     # x and y of length block_size - 1 or block_size are both readings of the spec; one more does not fit the model
-    "x and y of length block_size + 1": (dict(pad_to="self.block_size + 2"), ["1e-0-basic", "1e-1-basic",
+    "x and y of length block_size + 1": (dict(pad_to="self.block_size + 2"), ["1e-4-basic", "1e-0-basic",
+                                                                             "1e-1-basic", "1e-5-basic",
                                                                              "1e-2-basic", "1e-3-basic",
-                                                                             "1e-4-basic", "1e-5-basic",
                                                                              "1e-6-basic"]),
-    "x and y of length block_size - 2": (dict(pad_to="self.block_size - 1"), ["1e-0-basic", "1e-1-basic",
+    "x and y of length block_size - 2": (dict(pad_to="self.block_size - 1"), ["1e-4-basic", "1e-0-basic",
+                                                                             "1e-1-basic", "1e-5-basic",
                                                                              "1e-2-basic", "1e-3-basic",
-                                                                             "1e-4-basic", "1e-5-basic",
                                                                              "1e-6-basic"]),
-    "masked length never varies": (dict(masked_len="max(1, n // 4)"), ["1e-5-basic"]),
+    "masked length never varies": (dict(masked_len="max(1, n // 4)"), ["1e-3-basic"]),
     # real students' draws whose masked length is never above 1/4 of the truncated length
-    "masked length capped at 1/4": (dict(masked_len="min(random.randint(1, n), n // 4)"), ["1e-5-basic"]),
+    "masked length capped at 1/4": (dict(masked_len="min(random.randint(1, n), n // 4)"), ["1e-3-basic"]),
     "masked length from a Gaussian of width 0.1": (dict(masked_len="int(np.random.normal(n / 4, 0.1))"),
-                                                   ["1e-5-basic"]),
+                                                   ["1e-3-basic"]),
     "a short line never kept whole": (
         dict(truncate="random.randint(4, max(4, min(len(self.data[idx]) - 1, int(self.block_size * 3 / 4))))"),
-        ["1e-2-basic", "1e-5-basic"]),
+        ["1e-1-basic", "1e-3-basic"]),
     # fixed by the drawn length, which only looks random on lines shorter than the draw
     "masked length a quarter of the drawn length": (
         dict(truncate="(drawn := random.randint(4, int(self.block_size * 3 / 4)))", masked_len="min(n, max(1, drawn // 4))"),
-        ["1e-5-basic"]),
-    "masked span half of the line": (dict(masked_len="random.randint(1, n)"), ["1e-5-basic"]),
+        ["1e-3-basic"]),
+    "masked span half of the line": (dict(masked_len="random.randint(1, n)"), ["1e-3-basic"]),
     # a real student's bound: random.randint(4, 37.5) raises at block size 50 (the course's grader's), and
     # from Python 3.12 on any float bound raises, 96.0 at block size 128 included
     "truncation bound written as a float (3/4)": (
         dict(truncate="random.randint(4, self.block_size * 3/4)"),
-        ["1e-0-basic", "1e-1-basic", "1e-3-basic"] if sys.version_info < (3, 12) else
-        ["1e-0-basic", "1e-1-basic", "1e-2-basic", "1e-3-basic", "1e-4-basic", "1e-5-basic", "1e-6-basic"]),
+        ["1e-4-basic", "1e-0-basic", "1e-5-basic"] if sys.version_info < (3, 12) else
+        ["1e-4-basic", "1e-0-basic", "1e-1-basic", "1e-5-basic", "1e-2-basic", "1e-3-basic", "1e-6-basic"]),
     "truncation bound written as a float (7/8)": (
         dict(truncate="random.randint(4, self.block_size * 7/8)"),
-        ["1e-0-basic", "1e-1-basic", "1e-3-basic"] if sys.version_info < (3, 12) else
-        ["1e-0-basic", "1e-1-basic", "1e-2-basic", "1e-3-basic", "1e-4-basic", "1e-5-basic", "1e-6-basic"]),
-    "y not shifted": (dict(xy="s[:-1], s[:-1]"), ["1e-4-basic"]),
-    "mask char swapped with pad": (dict(mask="self.PAD_CHAR"), ["1e-2-basic", "1e-3-basic", "1e-5-basic"]),
+        ["1e-4-basic", "1e-0-basic", "1e-5-basic"] if sys.version_info < (3, 12) else
+        ["1e-4-basic", "1e-0-basic", "1e-1-basic", "1e-5-basic", "1e-2-basic", "1e-3-basic", "1e-6-basic"]),
+    "y not shifted": (dict(xy="s[:-1], s[:-1]"), ["1e-2-basic"]),
+    "mask char swapped with pad": (dict(mask="self.PAD_CHAR"), ["1e-1-basic", "1e-5-basic", "1e-3-basic"]),
     "no randomness at all": (dict(truncate="int(self.block_size * 3 / 4)", masked_len="max(1, n // 4)",
-                                  start="n // 3"), ["1e-1-basic", "1e-2-basic", "1e-5-basic", "1e-6-basic"]),
+                                  start="n // 3"), ["1e-0-basic", "1e-1-basic", "1e-3-basic", "1e-6-basic"]),
 }
 
 # the Perceiver blocks of the handout, written as a student might, with other attribute names; `cross` is the
@@ -308,9 +308,9 @@ NON_CAUSAL = OWN_ATTENTION.replace("class _OwnCrossAttention", "class _NonCausal
     "allowed = torch.ones(Tq, Tk, dtype=torch.bool, device=x_kv.device).tril()",
     "allowed = torch.ones(Tq, Tk, dtype=torch.bool, device=x_kv.device)")
 
-G_BASIC = ["1g-0-basic", "1g-1-basic", "1g-2-basic", "1g-3-basic", "1g-4-basic", "1g-5-basic", "1g-6-basic",
-           "1g-7-basic"]
-G_TESTS = G_BASIC + ["1g-0-hidden", "1g-1-hidden"]
+G_BASIC = ["1g-3-basic", "1g-4-basic", "1g-5-basic", "1g-6-basic", "1g-7-basic", "1g-8-basic", "1g-9-basic",
+           "1g-0-basic"]
+G_TESTS = G_BASIC + ["1g-3-hidden", "1g-4-hidden"]
 
 # With the reference present, a block that computes no cross-attention block from its weights (it ignores C, or
 # looks ahead) also loses the basic tests that its comparison vouches for (grader.py's vouched_by): its shapes and
@@ -321,40 +321,40 @@ BUGS = {
        for name, (kw, fails) in DATASET_BUGS.items()},
     "DownProject ignores C": (
         {"model.py": blocks(down="h = self.cross(self.norm_in(x_input), torch.zeros_like(queries))")},
-        G_TESTS, ["1g-0-basic", "1g-1-basic", "1g-2-basic", "1g-5-basic", "1g-6-basic", "1g-0-hidden"]),
+        G_TESTS, ["1g-3-basic", "1g-4-basic", "1g-5-basic", "1g-8-basic", "1g-9-basic", "1g-3-hidden"]),
     "DownProject not causal": (
         {"model.py": blocks(down_attention="_NonCausalCrossAttention")}, G_TESTS,
-        ["1g-0-basic", "1g-1-basic", "1g-2-basic", "1g-5-basic", "1g-6-basic", "1g-0-hidden"]),
+        ["1g-3-basic", "1g-4-basic", "1g-5-basic", "1g-8-basic", "1g-9-basic", "1g-3-hidden"]),
     "UpProject queries with y instead of x": (
         {"model.py": blocks(up="h = x_input + self.cross(self.norm_in(y), y)")}, G_TESTS,
-        ["1g-3-basic", "1g-4-basic", "1g-5-basic", "1g-6-basic", "1g-1-hidden"]),
+        ["1g-6-basic", "1g-7-basic", "1g-8-basic", "1g-9-basic", "1g-4-hidden"]),
     "UpProject without layer norm": (
-        {"model.py": blocks(up="h = x_input + self.cross(y, x_input)")}, G_TESTS, ["1g-1-hidden"]),
+        {"model.py": blocks(up="h = x_input + self.cross(y, x_input)")}, G_TESTS, ["1g-4-hidden"]),
     "DownProject without layer norm": (
-        {"model.py": blocks(down="h = queries + self.cross(x_input, queries)")}, G_TESTS, ["1g-0-hidden"]),
+        {"model.py": blocks(down="h = queries + self.cross(x_input, queries)")}, G_TESTS, ["1g-3-hidden"]),
     "blocks without the bottleneck (self-attention on the input)": (
         {"model.py": blocks(down="h = x_input + self.cross(self.norm_in(x_input), x_input) + 0 * queries.sum()",
                             up="h = y + 0 * x_input")}, G_TESTS,
-        G_TESTS[:-3] + ["1g-0-hidden", "1g-1-hidden"]),
+        G_TESTS[:-3] + ["1g-3-hidden", "1g-4-hidden"]),
     "basis C from randn": (
         {"model.py": blocks().replace("nn.init.xavier_uniform_(self.basis)", "nn.init.normal_(self.basis)")},
-        ["1g-1-basic"], ["1g-1-basic"]),
+        ["1g-4-basic"], ["1g-4-basic"]),
     "basis C from xavier_normal_": (
         {"model.py": blocks().replace("nn.init.xavier_uniform_(self.basis)", "nn.init.xavier_normal_(self.basis)")},
-        ["1g-1-basic"], ["1g-1-basic"]),
+        ["1g-4-basic"], ["1g-4-basic"]),
     "perceiver never enabled (mconf.perceiver not set)": (
         {"helper.py": """
             def initialize_perceiver_model(mconf, bottleneck_dim=32):
                 mconf.bottleneck_dim = bottleneck_dim
                 return GPT(mconf)
-            """}, ["1g-5-basic", "1g-6-basic"], ["1g-5-basic", "1g-6-basic"]),
+            """}, ["1g-8-basic", "1g-9-basic"], ["1g-8-basic", "1g-9-basic"]),
     "perceiver built without the bottleneck setting": (
         {"helper.py": """
             def initialize_perceiver_model(mconf, bottleneck_dim=32):
                 mconf.perceiver = True
                 mconf.bottleneck_dim = 32
                 return GPT(mconf)
-            """}, ["1g-5-basic", "1g-6-basic"], ["1g-5-basic"]),
+            """}, ["1g-8-basic", "1g-9-basic"], ["1g-8-basic"]),
     "finetune trains the model itself": (
         {"helper.py": """
             _given_finetune = finetune
@@ -364,7 +364,7 @@ BUGS = {
                 tconf, trainer_obj = _given_finetune(*args, **kwargs)
                 trainer_obj.train()
                 return tconf, trainer_obj
-            """}, ["1c-1-basic", "1f-1-basic", "1g-7-basic"], ["1c-1-basic", "1f-1-basic", "1g-7-basic"]),
+            """}, ["1c-1-basic", "1f-3-basic", "1g-0-basic"], ["1c-1-basic", "1f-3-basic", "1g-0-basic"]),
     "pretrain trains the model itself": (
         {"helper.py": """
             _given_pretrain = pretrain
@@ -380,17 +380,17 @@ BUGS = {
 MUTATION_BUGS = {  # small edits of helper.py's student regions
     "wrong finetune epochs": (
         {"helper.py": [("max_epochs = 10", "max_epochs = 75")]},
-        ["1c-1-basic", "1f-1-basic", "1g-7-basic"], ["1f-1-basic", "1g-7-basic"]),
+        ["1c-1-basic", "1f-3-basic", "1g-0-basic"], ["1f-3-basic", "1g-0-basic"]),
     "finetune ignores the pretrained params": (
         {"helper.py": [("        model.load_state_dict(torch.load(reading_params_path, map_location=torch.device(\"cpu\")))\n",
                         "")]},
-        ["1c-1-basic", "1f-1-basic"], ["1f-1-basic"]),
+        ["1c-1-basic", "1f-3-basic"], ["1f-3-basic"]),
     "pretrain with finetune's learning rate": (
         {"helper.py": [("learning_rate=pretrain_lr", "learning_rate=6e-4")]},
         ["1f-0-basic"], ["1f-0-basic"]),
     "finetune with pretrain's learning rate": (
         {"helper.py": [("learning_rate=finetune_lr", "learning_rate=6e-3")]},
-        ["1c-1-basic", "1f-1-basic", "1g-7-basic"], ["1c-1-basic", "1f-1-basic", "1g-7-basic"]),
+        ["1c-1-basic", "1f-3-basic", "1g-0-basic"], ["1c-1-basic", "1f-3-basic", "1g-0-basic"]),
     "train saves without training": (
         {"helper.py": [("    trainer_obj.train()\n", "")]},
         ["1c-2-basic"], ["1c-2-basic"]),
@@ -551,7 +551,7 @@ def test_learning_rates_written_as_the_hints_spell_them_earn_every_point(tmp_pat
     finetune and pretrain with the default arguments.  A student who typed the hint's numbers is right."""
     src = copy_src(tmp_path, {"helper.py": [("learning_rate=finetune_lr", "learning_rate=6e-4"),
                                             ("learning_rate=pretrain_lr", "learning_rate=6e-3")]})
-    tests = ["1c-1-basic", "1f-0-basic", "1f-1-basic", "1g-7-basic"]
+    tests = ["1c-1-basic", "1f-0-basic", "1f-3-basic", "1g-0-basic"]
     r = run_grader(src, *tests, data=data)
     assert r.failed() == [] and r.passed() == tests, r.stdout
 
@@ -560,7 +560,7 @@ def test_a_given_gpt_whose_constructor_the_student_changed_does_not_fail_finetun
     """A real solution changed the given GPT to take a second argument, and its initialize_vanilla_model passes
     it.  The course's grader builds the model of its finetune tests with initialize_vanilla_model: so does ours
     where GPT(config) alone cannot be called, and the student's correct finetune, pretrain and train keep their
-    points (1c-0 still judges the model that initialize_vanilla_model builds)."""
+    points (1c-3 still judges the model that initialize_vanilla_model builds)."""
     src = copy_src(tmp_path, {"helper.py": [("attention_model = GPT(mconf)", "attention_model = GPT(mconf, 'self')")]},
                    append={"model.py": """
         _given_gpt_init = GPT.__init__
@@ -573,8 +573,8 @@ def test_a_given_gpt_whose_constructor_the_student_changed_does_not_fail_finetun
 
         GPT.__init__ = _init_with_a_second_argument
         """})
-    assert not failed_here(grade_here(src, "1c-0-basic", "1c-1-basic", "1c-2-basic", "1f-0-basic", "1f-1-basic",
-                                      "1g-7-basic", data=data))
+    assert not failed_here(grade_here(src, "1c-3-basic", "1c-1-basic", "1c-2-basic", "1f-0-basic", "1f-3-basic",
+                                      "1g-0-basic", data=data))
 
 
 def test_course_style_attention_mask_buffers_are_fine(tmp_path, data, solution):
@@ -591,9 +591,9 @@ def test_course_style_attention_mask_buffers_are_fine(tmp_path, data, solution):
 
         _AttentionBase.__init__ = _course_init
         """})
-    r = run_grader(src, "1c", "1f-0-basic", "1f-1-basic", *G_TESTS, data=data, solution=solution)
+    r = run_grader(src, "1c", "1f-0-basic", "1f-3-basic", *G_TESTS, data=data, solution=solution)
     assert r.failed() == [], r.stdout
-    assert r.status("1c-0-hidden") == "passed" and r.status("1g-7-basic") == "passed"
+    assert r.status("1c-0-hidden") == "passed" and r.status("1g-0-basic") == "passed"
 
 
 def test_wrong_return_types_are_clear(tmp_path, data):
@@ -601,8 +601,8 @@ def test_wrong_return_types_are_clear(tmp_path, data):
         "dataset.py": [("        return x, y\n\n\nclass NameDataset", "        return x.tolist(), y.tolist()\n\n\nclass NameDataset")],
         "helper.py": [("    return tconf, trainer_obj\n\n\ndef pretrain", "    return trainer_obj\n\n\ndef pretrain")],
     })
-    r = run_grader(src, "1e-0-basic", "1c-1-basic", data=data)
-    assert "x is a list, not a torch tensor" in r.tests["1e-0-basic"]["output"]
+    r = run_grader(src, "1e-4-basic", "1c-1-basic", data=data)
+    assert "x is a list, not a torch tensor" in r.tests["1e-4-basic"]["output"]
     assert "finetune must return the pair (tconf, trainer_obj), not Trainer" in r.tests["1c-1-basic"]["output"]
 
 
@@ -620,14 +620,14 @@ def test_written_tests_are_extra_credit(tmp_path, data):
             while True:
                 pass
         """})
-    r = run_grader(src, "3", "1e-0-basic", data=data, extra=["--timeout-scale", "0.3"])
+    r = run_grader(src, "3", "1e-4-basic", data=data, extra=["--timeout-scale", "0.3"])
     validate_results_json(r.json)
     assert r.status("3a-0-basic") == "passed" and r.tests["3a-0-basic"]["score"] == 2
     assert r.status("3b-0-basic") == "failed" and "not this one" in r.tests["3b-0-basic"]["output"]
     assert r.status("3c-0-basic") == "failed" and "timed out" in r.tests["3c-0-basic"]["output"]
     assert r.status("3d-0-basic") == "passed"  # a fresh worker runs the tests after the time-out
     assert all(r.tests[t]["tags"] == ["extra credit"] for t in ("3a-0-basic", "3b-0-basic", "3c-0-basic"))
-    one = POINTS["1e-0-basic"]
+    one = POINTS["1e-4-basic"]
     assert "Extra credit: 5/10 points" in r.stdout and f"Total basic: {one}/{one} points" in r.stdout
     # a test without points in the table is refused, the written part's as any other
     table = json.loads((src / "points.json").read_text(encoding="utf-8"))

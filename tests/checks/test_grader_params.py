@@ -106,17 +106,17 @@ def test_prediction_files_are_checked_against_their_params(world, tmp_path):
     # no vanilla.model.params beside the nopretrain predictions
     write(sub / "vanilla.nopretrain.dev.predictions", read["vanilla.pretrain.dev.predictions"])
     write(sub / "vanilla.nopretrain.test.predictions", answers(data, "test"))
-    t = grade(src, data, sub, solution, "1d", "1f-0-hidden", "1f-1-hidden", "1g-2-hidden", "1g-3-hidden")
+    t = grade(src, data, sub, solution, "1d", "1f-1-hidden", "1f-2-hidden", "1g-1-hidden", "1g-2-hidden")
 
-    assert t["1f-0-hidden"]["status"] == "passed", t["1f-0-hidden"]["output"]
     assert t["1f-1-hidden"]["status"] == "passed", t["1f-1-hidden"]["output"]
+    assert t["1f-2-hidden"]["status"] == "passed", t["1f-2-hidden"]["output"]
     assert "1 line that vanilla.finetune.params does not give (line 1 first) counted as wrong" in \
-        t["1f-1-hidden"]["output"], t["1f-1-hidden"]["output"]
-    for tid in ("1g-2-hidden", "1g-3-hidden"):
+        t["1f-2-hidden"]["output"], t["1f-2-hidden"]["output"]
+    for tid in ("1g-1-hidden", "1g-2-hidden"):
         assert t[tid]["status"] == "failed" and t[tid]["score"] == 0
         assert "does not match perceiver.finetune.params" in t[tid]["output"], t[tid]["output"]
-    assert "differ on 3 of 20 lines (at most 2 may" in t["1g-2-hidden"]["output"], t["1g-2-hidden"]["output"]
-    assert "line 1: the file says 'Atlantis'" in t["1g-2-hidden"]["output"]
+    assert "differ on 3 of 20 lines (at most 2 may" in t["1g-1-hidden"]["output"], t["1g-1-hidden"]["output"]
+    assert "line 1: the file says 'Atlantis'" in t["1g-1-hidden"]["output"]
     for tid in ("1d-0-hidden", "1d-1-hidden"):
         assert t[tid]["status"] == "failed" and t[tid]["score"] == 0
         assert "earns no accuracy points" in t[tid]["output"]
@@ -134,13 +134,13 @@ def test_unloadable_or_misfitting_params_earn_no_accuracy_points(world, tmp_path
     shutil.copy(own / "perceiver.finetune.params", sub / "vanilla.finetune.params")  # the other variant's
     shutil.copy(own / "vanilla.finetune.params", sub / "perceiver.finetune.params")  # and the other way round
     shutil.copy(own / "perceiver.pretrain.dev.predictions", sub)
-    t = grade(src, data, sub, solution, "1d-0-hidden", "1f-0-hidden", "1g-2-hidden")
+    t = grade(src, data, sub, solution, "1d-0-hidden", "1f-1-hidden", "1g-1-hidden")
     assert t["1d-0-hidden"]["status"] == "failed"
     assert "vanilla.model.params could not be loaded" in t["1d-0-hidden"]["output"], t["1d-0-hidden"]["output"]
-    assert t["1f-0-hidden"]["status"] == "failed"
-    assert "does not fit the vanilla model" in t["1f-0-hidden"]["output"], t["1f-0-hidden"]["output"]
-    assert t["1g-2-hidden"]["status"] == "failed"
-    out = t["1g-2-hidden"]["output"]
+    assert t["1f-1-hidden"]["status"] == "failed"
+    assert "does not fit the vanilla model" in t["1f-1-hidden"]["output"], t["1f-1-hidden"]["output"]
+    assert t["1g-1-hidden"]["status"] == "failed"
+    out = t["1g-1-hidden"]["output"]
     assert "does not fit the course's perceiver as the handout describes it" in out or \
         "does not fit the perceiver model" in out, out
 
@@ -157,7 +157,7 @@ for _name in ("checks.predictions", "__main__"):  # and the check itself, in thi
 
 @pytest.mark.grader
 def test_a_submission_cannot_switch_the_check_off(world, tmp_path):
-    """A model.py that sets the old bypass and patches the check in its own process (imported by 1g-0-basic, in
+    """A model.py that sets the old bypass and patches the check in its own process (imported by 1g-3-basic, in
     the same worker as the prediction test's student side) changes nothing: the judge decides."""
     data, src, own, solution = world
     cheat = tmp_path / "src"
@@ -168,9 +168,9 @@ def test_a_submission_cannot_switch_the_check_off(world, tmp_path):
     sub.mkdir()
     shutil.copy(own / "perceiver.finetune.params", sub)
     write(sub / "perceiver.pretrain.test.predictions", answers(data, "test"))
-    t = grade(cheat, data, sub, solution, "1g-0-basic", "1g-3-hidden")
-    assert t["1g-3-hidden"]["status"] == "failed" and t["1g-3-hidden"]["score"] == 0
-    assert "does not match perceiver.finetune.params" in t["1g-3-hidden"]["output"], t["1g-3-hidden"]["output"]
+    t = grade(cheat, data, sub, solution, "1g-3-basic", "1g-2-hidden")
+    assert t["1g-2-hidden"]["status"] == "failed" and t["1g-2-hidden"]["score"] == 0
+    assert "does not match perceiver.finetune.params" in t["1g-2-hidden"]["output"], t["1g-2-hidden"]["output"]
 
 
 # The issue's attack: GPT.forward looks one token ahead when a magic value sits in the params, so that feeding
@@ -208,8 +208,8 @@ def test_a_forward_that_looks_ahead_earns_no_prediction_points(world, tmp_path):
     torch.save(state, sub / "vanilla.finetune.params")
     for split in ("dev", "test"):
         write(sub / f"vanilla.pretrain.{split}.predictions", answers(data, split))
-    t = grade(cheat, data, sub, solution, "1f-0-hidden", "1f-1-hidden")
-    for tid in ("1f-0-hidden", "1f-1-hidden"):
+    t = grade(cheat, data, sub, solution, "1f-1-hidden", "1f-2-hidden")
+    for tid in ("1f-1-hidden", "1f-2-hidden"):
         assert t[tid]["status"] == "failed" and t[tid]["score"] == 0, t[tid]
         assert "does not match vanilla.finetune.params" in t[tid]["output"], t[tid]["output"]
 
@@ -228,8 +228,8 @@ def test_swapped_lines_in_an_untrained_perceivers_file_do_not_pass_its_threshold
         lines = (own / f"perceiver.pretrain.{split}.predictions").read_text(encoding="utf-8").splitlines()
         assert not set(lines) & set(answers(data, split))  # untrained: nothing right
         write(sub / f"perceiver.pretrain.{split}.predictions", answers(data, split)[:1] + lines[1:])
-    t = grade(src, data, sub, solution, "1g-2-hidden", "1g-3-hidden")
-    for tid in ("1g-2-hidden", "1g-3-hidden"):
+    t = grade(src, data, sub, solution, "1g-1-hidden", "1g-2-hidden")
+    for tid in ("1g-1-hidden", "1g-2-hidden"):
         out = t[tid]["output"]
         assert t[tid]["status"] == "failed" and t[tid]["score"] == 0, out
         assert "0/20 correct (0.00%); 1 line that perceiver.finetune.params does not give" in out, out
@@ -257,7 +257,7 @@ def test_a_model_made_by_hand_that_learned_nothing_earns_no_prediction_points(wo
             write(sub / f"{prefix}.{split}.predictions", [place] * 20)
     share = {split: answers(data, split).count(place) / 20 for split in ("dev", "test")}
     assert min(share.values()) >= 0.1, share  # a constant that clears every bar of the course's row
-    tests = ("1d-0-hidden", "1d-1-hidden", "1f-0-hidden", "1f-1-hidden", "1g-2-hidden", "1g-3-hidden")
+    tests = ("1d-0-hidden", "1d-1-hidden", "1f-1-hidden", "1f-2-hidden", "1g-1-hidden", "1g-2-hidden")
 
     unchecked = copy_src(tmp_path / "unchecked")
     table = json.loads((unchecked / "points.json").read_text(encoding="utf-8"))
@@ -308,8 +308,8 @@ def test_a_perceiver_with_its_own_attribute_names_earns_the_prediction_points(wo
     sub = tmp_path / "sub"
     sub.mkdir()
     own_files(net.eval(), data, sub, "perceiver.finetune.params", "perceiver.pretrain")
-    t = grade(src, data, sub, solution, "1g-2-hidden", "1g-3-hidden")
-    for tid in ("1g-2-hidden", "1g-3-hidden"):
+    t = grade(src, data, sub, solution, "1g-1-hidden", "1g-2-hidden")
+    for tid in ("1g-1-hidden", "1g-2-hidden"):
         assert t[tid]["status"] == "passed", t[tid]["output"]
         assert "does not give" not in t[tid]["output"], t[tid]["output"]
 
@@ -493,7 +493,7 @@ def test_params_that_hold_or_compute_nan_or_inf_earn_no_prediction_points(world,
     for prefix in course_params.PREDICTIONS:
         for split in ("dev", "test"):
             write(sub / f"{prefix}.{split}.predictions", ["Paris"] * 20)
-    tests = ("1d-0-hidden", "1d-1-hidden", "1f-0-hidden", "1f-1-hidden", "1g-2-hidden", "1g-3-hidden")
+    tests = ("1d-0-hidden", "1d-1-hidden", "1f-1-hidden", "1f-2-hidden", "1g-1-hidden", "1g-2-hidden")
     t = grade(copy_src(tmp_path / "checked"), data, sub, solution, *tests)
     for tid in tests:
         out = t[tid]["output"]

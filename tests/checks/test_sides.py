@@ -100,7 +100,7 @@ SIDES = Sides(_modules())
 def _judges():
     """(test id, module, name) of every registered test's check, unwrapped from its functools.partial."""
     for tid, spec in grader.REGISTRY.items():
-        fn = spec.judge
+        fn = spec.check
         while isinstance(fn, functools.partial):
             fn = fn.func
         yield tid, fn.__module__, fn.__name__
@@ -145,7 +145,19 @@ def test_the_walk_finds_a_check_that_reaches_student_code(body, reason):
 def test_registered_functions_are_where_the_walk_looks():
     """The walk reads src/checks/ and grader.py: the checks it judges are the ones the grader runs."""
     for tid, module, name in _judges():
-        fn = grader.REGISTRY[tid].judge
+        fn = grader.REGISTRY[tid].check
         while isinstance(fn, functools.partial):
             fn = fn.func
         assert Path(inspect.getsourcefile(fn)).resolve().is_relative_to(SRC.resolve() / "checks")
+
+
+def test_a_test_without_a_check_is_refused_when_it_is_registered():
+    """A verdict reached beside student code could be the student's code's: grader_test refuses a test without a
+    check at once, so that grader.py cannot even be imported with one."""
+    from grading.registry import REGISTRY, grader_test
+
+    for check in (None, "check_padding"):
+        with pytest.raises(TypeError, match="9z-0-basic has no check"):
+            grader_test("9z-0-basic", "a test without a judge", check=check, observe=lambda ctx: None)
+    assert "9z-0-basic" not in REGISTRY
+    assert all(callable(spec.check) for spec in grader.REGISTRY.values())

@@ -10,6 +10,7 @@ import pytest
 from conftest import COURSE_DATA, ROOT, SRC
 from gradings import POINTS, PREDICTION_TESTS
 
+import doc_tables
 import grader
 
 COURSE_STARTER = ROOT.parent / "shared" / "course-starter"  # the course's own grader, where it is present
@@ -31,7 +32,7 @@ def test_points_table_matches_the_registered_tests():
 def test_points_add_up_to_the_handouts_per_part():
     written = {t for t, spec in grader.REGISTRY.items() if spec.extra_credit}
     assert written == {"3a-0-basic", "3b-0-basic", "3c-0-basic", "3d-0-basic", "3d-1-basic", "3d-2-basic",
-                       "3e-0-basic", "1g-9-basic"}
+                       "3e-0-basic", "1g-10-basic"}
     per_part = {}
     for tid, pts in POINTS.items():
         per_part.setdefault(tid.split("-")[0], [0, 0])[tid in written] += pts
@@ -39,7 +40,7 @@ def test_points_add_up_to_the_handouts_per_part():
     assert {part: pts for part, (_, pts) in per_part.items() if pts} == EXTRA_CREDIT
     assert sum(HANDOUT_POINTS.values()) == 64 and sum(EXTRA_CREDIT.values()) == 10
     # checks beyond the handout are practice: the written 3e and the 1g attention-cost check earn nothing
-    assert POINTS["3e-0-basic"] == 0 and POINTS["1g-9-basic"] == 0
+    assert POINTS["3e-0-basic"] == 0 and POINTS["1g-10-basic"] == 0
     table = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["thresholds"]
     assert table["default"] in table["rows"]
     for row in table["rows"].values():
@@ -74,16 +75,50 @@ def test_course_data_is_recognised():
     assert grader.select_thresholds(table, COURSE_DATA)[:3:2] == ("course", True)
 
 
+def course_numbers(specs):
+    """(part, number) of each of the course's tests that we have: the course's grader runs a test by these alone."""
+    return {tuple(s.course_id.split("-")[:2]) for s in specs if s.course_id}
+
+
+def test_the_course_tests_have_the_course_ids():
+    """A test that is the course's has the course's id (a test split from one, 3d-1 and 3d-2, names it), and no
+    other test takes a part and number that one of the course's tests has: a TA's "1e-0 fails" means truncation."""
+    specs = list(grader.REGISTRY.values())
+    for spec in specs:
+        if spec.course_id and spec.course_id != spec.id:  # a part of a course test that is ours under its id
+            assert grader.REGISTRY[spec.course_id].course_id == spec.course_id and POINTS[spec.id] <= 1, spec.id
+    ours = [s.id for s in specs if not s.course_id]
+    assert ours and not [t for t in ours if tuple(t.split("-")[:2]) in course_numbers(specs)]
+    assert [s.id for s in specs if s.course_id and s.course_id != s.id] == ["3d-1-basic", "3d-2-basic"]
+    assert grader.REGISTRY["1e-0-basic"].description.startswith("truncation")
+    assert grader.REGISTRY["1g-1-hidden"].description.startswith("perceiver.pretrain.dev.predictions")
+
+
+def test_the_docs_lists_of_ids_are_the_graders():
+    """docs/grading.md's id table and docs/security.md's vouching lists are made from grader.py --list --json, so
+    that renaming a test touches grader.py (and points.json) alone: python tools/doc_tables.py --write."""
+    tests = doc_tables.listing()
+    assert [t["id"] for t in tests] == grader_order()
+    assert doc_tables.stale(tests) == []
+    renamed = [dict(t, id="1e-9-basic") if t["id"] == "1e-4-basic" else t for t in tests]
+    assert doc_tables.stale(renamed) == ["docs/grading.md"]
+    moved = [dict(t, vouched_by=["1g-4-hidden"]) if t["id"] == "1g-3-basic" else t for t in tests]
+    assert doc_tables.stale(moved) == ["docs/security.md"]
+
+
+def grader_order():
+    from grading.cli import in_order
+
+    return in_order(grader.REGISTRY)
+
+
 @pytest.mark.skipif(not (COURSE_STARTER / "points.json").is_file(), reason="the course's starter is not present")
 def test_the_course_ids_are_the_course_graders_tests():
-    """Where a test is the course's, its course_id names a test of the course's points table, of the same part and
-    kind (our 1e-1-basic, truncation, is the course's 1e-0-basic), and every graded test of the course's has one
-    of ours."""
+    """Every graded test of the course's points table is ours under the same id (its 1a and 1b samples are worth
+    nothing), and where a test is the course's, its course_id names one of them."""
     course = json.loads((COURSE_STARTER / "points.json").read_text(encoding="utf-8"))
-    mapped = {tid: spec.course_id for tid, spec in grader.REGISTRY.items() if spec.course_id}
-    for tid, course_id in mapped.items():
-        assert course_id in course, f"{tid}: the course has no test {course_id}"
-        assert course_id.split("-")[0] == tid.split("-")[0] and course_id.split("-")[2] == tid.split("-")[2]
-    # every graded test of the course's is one of ours (its 1a and 1b samples are worth nothing)
-    assert {c for c, row in course.items() if row["points"]} == set(mapped.values())
-    assert mapped["1e-1-basic"] == "1e-0-basic" and mapped["1f-0-hidden"] == "1f-1-hidden"
+    graded = {c for c, row in course.items() if row["points"]}
+    assert {tid for tid, spec in grader.REGISTRY.items() if spec.course_id == tid} == graded
+    assert {spec.course_id for spec in grader.REGISTRY.values() if spec.course_id} == graded
+    # our other tests take no part and number of the course's (1a and 1b samples aside)
+    assert course_numbers(grader.REGISTRY.values()) == {tuple(c.split("-")[:2]) for c in graded}

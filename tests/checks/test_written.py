@@ -33,7 +33,7 @@ def variant(**overrides):
 
 
 WRITTEN_IDS = {"3a-0-basic", "3b-0-basic", "3c-0-basic", "3d-0-basic", "3d-1-basic", "3d-2-basic", "3e-0-basic",
-               "1g-9-basic"}
+               "1g-10-basic"}
 
 
 class _Context:
@@ -58,7 +58,7 @@ def outcome(module, test_id):
         spec = grader.REGISTRY[test_id]
         ctx = _Context(module)
         spec.fn(ctx)  # beside the student's code: records the answers
-        spec.judge(ctx, ctx.reported)  # the verdict: the same check, replayed on the recorded answers
+        spec.check(ctx, ctx.reported)  # the verdict: the same check, replayed on the recorded answers
     except AssertionError as err:
         return False, str(err)
     return True, ""
@@ -199,11 +199,11 @@ WRONG = [
     ("3e-0-basic", "kqv_matrices", kqv_no_minus_uc, "V keeps u_c"),
     ("3e-0-basic", "kqv_matrices", kqv_weak_logits, "logits do not grow with beta"),
     ("3e-0-basic", "kqv_matrices", kqv_standard_basis, "hard-codes the frame"),
-    ("1g-9-basic", "vanilla_attention_cost", lambda L, ell, m: L * ell, "linear in ell"),
-    ("1g-9-basic", "vanilla_attention_cost", lambda L, ell, m: ell * ell, "forgets L"),
-    ("1g-9-basic", "perceiver_attention_cost", lambda L, ell, m: ell * m + (L - 2) * m * m, "no up-projection"),
-    ("1g-9-basic", "perceiver_attention_cost", lambda L, ell, m: L * m * m, "only the bottleneck"),
-    ("1g-9-basic", "perceiver_attention_cost", lambda L, ell, m: 2 * ell * m + L * m * m, "L instead of L - 2"),
+    ("1g-10-basic", "vanilla_attention_cost", lambda L, ell, m: L * ell, "linear in ell"),
+    ("1g-10-basic", "vanilla_attention_cost", lambda L, ell, m: ell * ell, "forgets L"),
+    ("1g-10-basic", "perceiver_attention_cost", lambda L, ell, m: ell * m + (L - 2) * m * m, "no up-projection"),
+    ("1g-10-basic", "perceiver_attention_cost", lambda L, ell, m: L * m * m, "only the bottleneck"),
+    ("1g-10-basic", "perceiver_attention_cost", lambda L, ell, m: 2 * ell * m + L * m * m, "L instead of L - 2"),
 ]
 
 
@@ -251,9 +251,9 @@ def test_nan_and_crashes_fail_clearly():
     one_head = variant(two_head_queries=lambda means, a, b, scale: (means[a],))
     assert "tuple of 2" in outcome(one_head, "3d-0-basic")[1]
     as_text = variant(vanilla_attention_cost=lambda L, ell, m: "L ell^2")
-    assert "must return a number" in outcome(as_text, "1g-9-basic")[1]
+    assert "must return a number" in outcome(as_text, "1g-10-basic")[1]
     fraction = variant(perceiver_attention_cost=lambda L, ell, m: 0.5)
-    assert "whole number" in outcome(fraction, "1g-9-basic")[1]
+    assert "whole number" in outcome(fraction, "1g-10-basic")[1]
 
 
 def test_numpy_and_float32_answers_are_accepted():
@@ -265,7 +265,7 @@ def test_numpy_and_float32_answers_are_accepted():
 
     module = variant(average_query=float32_query, gaussian_average_query=numpy_query,
                      vanilla_attention_cost=lambda L, ell, m: float(L * ell * ell))
-    for test_id in ("3b-0-basic", "3c-0-basic", "1g-9-basic"):
+    for test_id in ("3b-0-basic", "3c-0-basic", "1g-10-basic"):
         passed, message = outcome(module, test_id)
         assert passed, message
 
@@ -319,12 +319,12 @@ def test_the_verdict_is_the_replayed_checks_not_the_students_process():
     spec.fn(ctx)
     calls = ctx.reported
     assert calls and all(name == "copy_query" for name, _ in calls)
-    spec.judge(ctx, calls)  # the reference's own answers pass
+    spec.check(ctx, calls)  # the reference's own answers pass
     with pytest.raises(AssertionError, match="does not match"):
-        spec.judge(ctx, [["average_query", out] for _, out in calls])
+        spec.check(ctx, [["average_query", out] for _, out in calls])
     with pytest.raises(AssertionError, match="does not match"):
-        spec.judge(ctx, calls[:-1])
+        spec.check(ctx, calls[:-1])
     with pytest.raises(AssertionError):
-        spec.judge(ctx, [[name, 0 * out] for name, out in calls])  # a zero query attends evenly
+        spec.check(ctx, [[name, 0 * out] for name, out in calls])  # a zero query attends evenly
     with pytest.raises(AssertionError, match="no answers"):
-        spec.judge(ctx, None)
+        spec.check(ctx, None)

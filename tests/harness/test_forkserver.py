@@ -163,9 +163,9 @@ def test_without_a_fork_server_each_worker_is_started_and_grades_alike(tmp_path,
     monkeypatch.setattr(forkserver, "available", lambda: False)
     monkeypatch.setattr(process.Worker, "__init__", spied)
     out = tmp_path / "results.json"
-    code = cli.main(["1e-0-basic", "1c-0-basic", "1c-0-hidden", "--data-dir", str(data), "--solution-dir",
+    code = cli.main(["1e-4-basic", "1c-3-basic", "1c-0-hidden", "--data-dir", str(data), "--solution-dir",
                      str(solution), "--submission-dir", str(SRC / "submission"), "--json", str(out)])
     assert code == 0, capsys.readouterr()
     results = {t["number"]: (t["score"], t["max_score"]) for t in json.loads(out.read_text())["tests"]}
-    assert results == {"1e-0-basic": (2, 2), "1c-0-basic": (1, 1), "1c-0-hidden": (1, 1)}
+    assert results == {"1e-4-basic": (2, 2), "1c-3-basic": (1, 1), "1c-0-hidden": (1, 1)}
     assert started and set(started) == {subprocess.Popen}

@@ -22,6 +22,11 @@ from gradings import copy_src, make_data, make_solution, run_grader
 
 import graderUtil
 from grading import process, protocol, users
+from grading.cleanup import SHARED_FOLDERS, remove_user_files
+from grading.context import Context
+from grading.registry import Spec
+from grading.runner import Runner
+from grading.worker import WORKER_PROCESSES
 
 pytestmark = pytest.mark.xdist_group("root-uids")  # graded as root with user ids of their own, one at a time
 
@@ -40,8 +45,8 @@ def worker_uid(monkeypatch):
     uid = free_uid(61700)
     monkeypatch.setenv("GRADER_WORKER_USER", str(uid))
     yield uid
-    graderUtil.kill_user_processes(uid, uid)
-    graderUtil.remove_user_files(uid, uid, graderUtil.SHARED_FOLDERS)
+    users.kill_user_processes(uid, uid)
+    remove_user_files(uid, uid, SHARED_FOLDERS)
 
 
 @pytest.fixture
@@ -151,7 +156,7 @@ def user_keys(uid):
 def leftovers(uid):
     """What the worker user still has after the grading: processes, files and folders in the shared folders
     (every one of them walked, as root, at any depth), System V IPC objects, POSIX message queues, keys."""
-    found = [f"process {pid}" for pid in graderUtil.user_pids(uid)]
+    found = [f"process {pid}" for pid in users.user_pids(uid)]
     found += owned_files(uid)
     for kind in ("shm", "sem", "msg"):
         try:
@@ -235,7 +240,7 @@ def _plant_pth(send):
 
 
 PTH_LINE = 'import os; open("{marker}/written-by-uid-%d" % os.getuid(), "w").close()\\n'
-_ATTACKS = {{"1c-0-basic": _plant_pth}}
+_ATTACKS = {{"1c-3-basic": _plant_pth}}
 '''
 
 
@@ -250,11 +255,11 @@ def test_a_pth_file_planted_for_the_next_worker_never_runs_as_root(tmp_path, dat
     try:
         src = copy_src(tmp_path / "copy", append={"helper.py": planted(PTH_PLANTER.format(spy=spy, marker=marker))})
         # one worker at a time: 1c first (the longest group), then three more workers the planter can reach
-        r = run_grader(src, "1c-0-basic", "1d-0-basic", "1e-0-basic", "3a-0-basic", data=data, extra=["--jobs", "1"])
+        r = run_grader(src, "1c-3-basic", "1d-2-basic", "1e-4-basic", "3a-0-basic", data=data, extra=["--jobs", "1"])
         assert (spy / "planted").read_text(), "the planter never reached a worker folder"
         assert list(marker.iterdir()) == [], "a planted .pth file ran as root"
         assert leftovers(worker_uid) == []
-        assert r.status("1e-0-basic") == r.status("3a-0-basic") == "passed"
+        assert r.status("1e-4-basic") == r.status("3a-0-basic") == "passed"
     finally:
         shutil.rmtree(marker, ignore_errors=True)
 
@@ -265,7 +270,7 @@ PROTOCOL_ATTACKS = '''
 def _stall(send):
     """Announce the running test again and again, as if it had just started: an old parent reset its deadline."""
     for _ in range(14):
-        send({{"ev": "start", "id": "1c-0-basic"}})
+        send({{"ev": "start", "id": "1c-3-basic"}})
         _time.sleep(1)
 
 
@@ -284,7 +289,7 @@ def _bomb(send):
     torch.save = lambda obj, path, *a, **k: shutil.copyfile("{bomb}", path)
 
 
-_ATTACKS = {{"1c-0-basic": _stall, "1f-0-basic": _bad_seconds, "1c-0-hidden": _bomb}}
+_ATTACKS = {{"1c-3-basic": _stall, "1f-0-basic": _bad_seconds, "1c-0-hidden": _bomb}}
 '''
 
 
@@ -302,7 +307,7 @@ def bomb(tmp_path_factory):
             for _ in range(1100):
                 member.write(zeros)
     os.chmod(path, 0o644)
-    assert path.stat().st_size < graderUtil.REPORT_BYTES  # small enough to be taken from the worker
+    assert path.stat().st_size < protocol.REPORT_BYTES  # small enough to be taken from the worker
     yield path
     shutil.rmtree(folder, ignore_errors=True)
 
@@ -317,18 +322,18 @@ def test_what_a_worker_sends_is_checked_and_cannot_stall_crash_or_blow_up_the_gr
     is complete, nothing the test left runs on); a report that inflates to 1.1 GB (refused before any
     torch.load, with the reason)."""
     src = copy_src(tmp_path / "copy", append={"helper.py": planted(PROTOCOL_ATTACKS.format(bomb=bomb))})
-    tests = ["1c-0-basic", "1c-0-hidden", "1e-0-basic", "1f-0-basic", "1f-1-basic"]
-    # time limits 0.3 times the tests': 9 s for 1c-0-basic, whose stall would take 14 s
+    tests = ["1c-3-basic", "1c-0-hidden", "1e-4-basic", "1f-0-basic", "1f-3-basic"]
+    # time limits 0.3 times the tests': 9 s for 1c-3-basic, whose stall would take 14 s
     r = run_grader(src, *tests, data=data, solution=make_solution(tmp_path / "reference"),
                    extra=["--timeout-scale", "0.3"])
     assert sorted(r.tests) == sorted(tests)
-    stalled = r.tests["1c-0-basic"]
-    assert r.status("1c-0-basic") == "failed" and "started 1c-0-basic a second time" in stalled["output"], stalled
+    stalled = r.tests["1c-3-basic"]
+    assert r.status("1c-3-basic") == "failed" and "started 1c-3-basic a second time" in stalled["output"], stalled
     assert "broke the grader's protocol" in r.tests["1f-0-basic"]["output"], r.tests["1f-0-basic"]
     assert r.status("1f-0-basic") == "failed"
     bombed = r.tests["1c-0-hidden"]
     assert r.status("1c-0-hidden") == "failed" and "unpacks to 1100 MiB" in bombed["output"], bombed
-    assert r.status("1e-0-basic") == r.status("1f-1-basic") == "passed", r.stdout[-3000:]
+    assert r.status("1e-4-basic") == r.status("1f-3-basic") == "passed", r.stdout[-3000:]
     assert r.seconds < 60, r.stdout[-2000:]
     assert leftovers(worker_uid) == []
     assert not [p for p in Path(tempfile.gettempdir()).glob("grader-sandbox-*") if group_of(p) == worker_uid]
@@ -398,7 +403,7 @@ def _litter(send):
     raise RuntimeError("spy big=%s shm=%s" % (big, "made" if shm >= 0 else "refused"))
 
 
-_ATTACKS = {"1c-0-basic": _memory, "1c-1-basic": _forks, "1f-0-basic": _threads, "1c-2-basic": _litter}
+_ATTACKS = {"1c-3-basic": _memory, "1c-1-basic": _forks, "1f-0-basic": _threads, "1c-2-basic": _litter}
 '''
 
 
@@ -410,7 +415,7 @@ def test_memory_processes_threads_output_and_files_are_bounded_and_removed(tmp_p
     V shared memory: each is bounded (the worker's resource limits), the grading finishes, the other tests keep
     their marks, and nothing of the worker user is left afterwards."""
     src = copy_src(tmp_path / "copy", append={"helper.py": planted(RESOURCE_ATTACKS)})
-    tests = ["1c-0-basic", "1c-1-basic", "1c-2-basic", "1e-0-basic", "1f-0-basic", "1f-1-basic"]
+    tests = ["1c-3-basic", "1c-1-basic", "1c-2-basic", "1e-4-basic", "1f-0-basic", "1f-3-basic"]
     r = run_grader(src, *tests, data=data)
     assert sorted(r.tests) == sorted(tests)
 
@@ -418,12 +423,12 @@ def test_memory_processes_threads_output_and_files_are_bounded_and_removed(tmp_p
         assert r.status(tid) == "failed", r.tests[tid]
         return r.tests[tid]["output"].split("spy ", 1)[1].split()[0:2]
 
-    assert spied("1c-0-basic")[0] in ("memory=MemoryError", "memory=OSError"), r.tests["1c-0-basic"]
+    assert spied("1c-3-basic")[0] in ("memory=MemoryError", "memory=OSError"), r.tests["1c-3-basic"]
     forks = int(spied("1c-1-basic")[0].split("=")[1])
     threads = int(spied("1f-0-basic")[0].split("=")[1])
-    assert forks < graderUtil.WORKER_PROCESSES and threads < graderUtil.WORKER_PROCESSES, (forks, threads)
+    assert forks < WORKER_PROCESSES and threads < WORKER_PROCESSES, (forks, threads)
     assert spied("1c-2-basic") == ["big=OSError", "shm=made"], r.tests["1c-2-basic"]
-    assert r.status("1e-0-basic") == r.status("1f-1-basic") == "passed", r.stdout[-3000:]
+    assert r.status("1e-4-basic") == r.status("1f-3-basic") == "passed", r.stdout[-3000:]
     assert len(r.stdout) < 200_000 and len(json.dumps(r.json)) < 200_000
     assert leftovers(worker_uid) == []
 
@@ -438,7 +443,7 @@ def _leave(send):
         _os._exit(0)
 
 
-_ATTACKS = {"1c-0-basic": _leave}
+_ATTACKS = {"1c-3-basic": _leave}
 '''
 
 
@@ -460,7 +465,7 @@ def test_an_error_in_the_grader_itself_still_kills_and_removes_what_the_workers_
         return checked(msg, specs)
 
     monkeypatch.setattr(protocol, "check_message", buggy)  # where the runner asks it
-    assert grader.main(["1c-0-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data)]) == 0
+    assert grader.main(["1c-3-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data)]) == 0
     out, err = capsys.readouterr()
     assert "a bug of the grader" in err and "no result" in out, (out[-2000:], err[-2000:])
     assert leftovers(worker_uid) == []
@@ -496,7 +501,7 @@ def _deep(send):
         _os.close(fd)
 
 
-_ATTACKS = {{"1c-0-basic": _deep}}
+_ATTACKS = {{"1c-3-basic": _deep}}
 """
 
 
@@ -510,8 +515,8 @@ def test_trees_too_deep_for_a_recursive_walk_and_odd_files_are_removed(tmp_path,
     grading with the same user id starts clean."""
     (spy / "planted").write_text("root's\n")
     src = copy_src(tmp_path / "copy", append={"helper.py": planted(DEEP_LITTER.format(spy=spy))})
-    r = run_grader(src, "1c-0-basic", "1e-0-basic", data=data)
-    assert r.status("1e-0-basic") == "passed", r.stdout[-3000:]
+    r = run_grader(src, "1c-3-basic", "1e-4-basic", data=data)
+    assert r.status("1e-4-basic") == "passed", r.stdout[-3000:]
     assert leftovers(worker_uid) == []
     assert (spy / "planted").stat().st_nlink == 1 and (spy / "planted").read_text() == "root's\n"
     assert not [p for p in Path(tempfile.gettempdir()).glob("grader-sandbox-*") if group_of(p) == worker_uid]
@@ -548,7 +553,7 @@ def _notes(send):
     raise RuntimeError("spy " + " ".join("%s=%s" % kv for kv in sorted(got.items())))
 
 
-_ATTACKS = {"1c-0-basic": _notes}
+_ATTACKS = {"1c-3-basic": _notes}
 """
 
 # runs the rest of its command line in a new session keyring that holds a key of root's, as a grader started
@@ -572,8 +577,8 @@ def test_no_message_queue_or_key_outlives_the_grading_and_roots_keys_stay_roots(
     import sys
 
     src = copy_src(tmp_path / "copy", append={"helper.py": planted(KEYS_AND_QUEUES)})
-    r = run_grader(src, "1c-0-basic", data=data, launcher=[sys.executable, "-c", IN_A_SESSION_KEYRING])
-    spied = r.tests["1c-0-basic"]["output"].split("spy ", 1)[1].split()
+    r = run_grader(src, "1c-3-basic", data=data, launcher=[sys.executable, "-c", IN_A_SESSION_KEYRING])
+    spied = r.tests["1c-3-basic"]["output"].split("spy ", 1)[1].split()
     assert "secret=False" in spied and "queue=False" in spied, spied
     assert leftovers(worker_uid) == []
 
@@ -628,7 +633,7 @@ def test_a_user_id_whose_leftovers_cannot_be_removed_is_not_used_again(tmp_path,
 
     # a locked keyring stays locked for the kernel's key collection delay (5 minutes): the ids of a test that
     # ran just before are not clean yet
-    clean = (u for u in graderUtil.unused_uids(range(61900, 61990), 90) if not cleanup.remove_user_keys(u, u))
+    clean = (u for u in users.unused_uids(range(61900, 61990), 90) if not cleanup.remove_user_keys(u, u))
     first, second = next(clean), next(clean)
     monkeypatch.delenv("GRADER_WORKER_USER")
     monkeypatch.setattr(users, "WORKER_UIDS", [first, second])
@@ -656,7 +661,7 @@ def _widen(send):
     raise RuntimeError("spy cpus=%s groups=%s" % (cpus, groups))
 
 
-_ATTACKS = {"1c-0-basic": _widen}
+_ATTACKS = {"1c-3-basic": _widen}
 """
 
 PIN_TO = "import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])}); os.execv(sys.argv[2], sys.argv[2:])"
@@ -683,8 +688,8 @@ def test_a_grading_cannot_take_cores_beyond_its_own(tmp_path, data, worker_uid):
     if not cpuset_usable():
         pytest.skip("no cpuset controller here: the grader says so in its header and pins as before")
     src = copy_src(tmp_path / "copy", append={"helper.py": planted(WIDEN)})
-    r = run_grader(src, "1c-0-basic", data=data, launcher=[sys.executable, "-c", PIN_TO, "0"])
-    spied = r.tests["1c-0-basic"]["output"].split("spy ", 1)[1].split()
+    r = run_grader(src, "1c-3-basic", data=data, launcher=[sys.executable, "-c", PIN_TO, "0"])
+    spied = r.tests["1c-3-basic"]["output"].split("spy ", 1)[1].split()
     assert spied[0] == "cpus=0" and "cs224n-grader-" in spied[1], spied
     assert "in a cgroup of its own" in r.stdout.split("\n  ")[0], r.stdout[:2000]
     assert leftovers(worker_uid) == []
@@ -702,9 +707,9 @@ def test_where_no_cgroup_can_be_made_the_grading_runs_as_before_and_says_so(tmp_
 
     monkeypatch.setattr(cgroups, "hierarchies", lambda: [])
     src = copy_src(tmp_path / "copy")
-    assert grader.main(["1e-0-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data)]) == 0
+    assert grader.main(["1e-4-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data)]) == 0
     out = capsys.readouterr().out
-    assert "no cgroup could be made here" in out and "1e-0-basic     passed" in out, out[-2000:]
+    assert "no cgroup could be made here" in out and "1e-4-basic     passed" in out, out[-2000:]
     assert leftovers(worker_uid) == []
 
 
@@ -822,7 +827,7 @@ def test_a_failure_of_the_graders_own_still_writes_results_json_and_leaves_no_fo
     monkeypatch.setattr(sandbox_module, "copy_plain", buggy)
     out = tmp_path / "results.json"
     src = copy_src(tmp_path / "copy")
-    code = grader.main(["1e-0-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data),
+    code = grader.main(["1e-4-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data),
                         "--json", str(out)])
     results = json.loads(out.read_text(encoding="utf-8"))
     assert code != 0 and results["score"] == 0 and "a bug of the grader" in results["output"], results
@@ -854,10 +859,10 @@ IDS = ["9a-0-basic", "9a-1-basic", "9a-0-hidden"]
 
 
 def make_runner():
-    specs = {tid: graderUtil.Spec(tid, "a test", lambda ctx: None, timeout=5) for tid in IDS}
-    specs["9a-0-hidden"].judge = lambda ctx, report: None
+    specs = {tid: Spec(tid, "a test", lambda ctx: None, timeout=5) for tid in IDS}
+    specs["9a-0-hidden"].check = lambda ctx, report: None
     results = []
-    runner = graderUtil.Runner(specs, {}, 1.0, results.append)
+    runner = Runner(specs, {}, 1.0, results.append)
     return runner, results
 
 
@@ -961,7 +966,7 @@ def test_the_parent_survives_any_message_a_worker_sends():
         assert all(map(well_formed, settled)), settled
         assert set(left) <= set(IDS)
 
-    worker = graderUtil.Worker.__new__(graderUtil.Worker)
+    worker = process.Worker.__new__(process.Worker)
     worker.key = b"k" * 32
     for _ in range(1500):  # whatever a line holds, _verify returns a message or None
         line = bytes(rng.randrange(256) for _ in range(rng.randrange(40)))
@@ -978,24 +983,24 @@ def test_reports_that_unpack_to_too_much_are_refused_before_loading(tmp_path):
 
     honest = io.BytesIO()
     torch.save({"logits": torch.zeros(100, 256), "shapes": [[1, 2]]}, honest)
-    assert graderUtil.report_problem(honest.getvalue()) is None
+    assert protocol.report_problem(honest.getvalue()) is None
     deflated = io.BytesIO()
     with zipfile.ZipFile(deflated, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("archive/data.pkl", bytes(65 << 20))
-    assert "unpacks to 65 MiB" in graderUtil.report_problem(deflated.getvalue())
+    assert "unpacks to 65 MiB" in protocol.report_problem(deflated.getvalue())
     small = io.BytesIO()
     with zipfile.ZipFile(small, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("archive/data.pkl", bytes(1 << 20))
-    assert "compressed" in graderUtil.report_problem(small.getvalue())
+    assert "compressed" in protocol.report_problem(small.getvalue())
     many = io.BytesIO()
     with zipfile.ZipFile(many, "w") as archive:
-        for k in range(graderUtil.REPORT_MEMBERS + 1):
+        for k in range(protocol.REPORT_MEMBERS + 1):
             archive.writestr(f"m{k}", b"")
-    assert "parts" in graderUtil.report_problem(many.getvalue())
-    assert "not a file that torch.save writes" in graderUtil.report_problem(b"\x80\x02}q\x00.")
+    assert "parts" in protocol.report_problem(many.getvalue())
+    assert "not a file that torch.save writes" in protocol.report_problem(b"\x80\x02}q\x00.")
     # the judge's side checks too, before torch.load
     (tmp_path / "9a-0-hidden.report").write_bytes(deflated.getvalue())
-    ctx = graderUtil.Context({"report_dir": str(tmp_path), "submission_dir": ".", "data_dir": ".",
+    ctx = Context({"report_dir": str(tmp_path), "submission_dir": ".", "data_dir": ".",
                               "predictions_dir": ".", "judge": True}, None)
     with pytest.raises(graderUtil.Fail, match="unpacks to 65 MiB"):
         ctx.load_report("9a-0-hidden")
@@ -1011,12 +1016,12 @@ def test_a_report_of_shared_references_is_refused_before_a_judge_walks_it(tmp_pa
     nested = [1.0]
     for _ in range(40):
         nested = [nested, nested]
-    torch.save({"is_gpt": False, "type": nested}, tmp_path / "1c-0-basic.report")
-    assert (tmp_path / "1c-0-basic.report").stat().st_size < 4096
-    ctx = graderUtil.Context({"report_dir": str(tmp_path), "submission_dir": ".", "data_dir": ".",
+    torch.save({"is_gpt": False, "type": nested}, tmp_path / "1c-3-basic.report")
+    assert (tmp_path / "1c-3-basic.report").stat().st_size < 4096
+    ctx = Context({"report_dir": str(tmp_path), "submission_dir": ".", "data_dir": ".",
                               "predictions_dir": ".", "judge": True}, None)
     with pytest.raises(graderUtil.Fail, match="holds more than 1,000,000 values"):
-        ctx.load_report("1c-0-basic")
+        ctx.load_report("1c-3-basic")
     wide = {"examples": [[list(range(128)), list(range(128))] for _ in range(1000)]}  # 259,003 values
     assert protocol.loaded_report_problem(wide) is None
     assert protocol.loaded_report_problem([wide] * 4) is not None  # shared, each use counts
@@ -1036,7 +1041,7 @@ def test_a_judge_runs_under_the_memory_limit_of_a_students_worker(monkeypatch):
     monkeypatch.setattr(runner.Runner, "_end", lambda self, worker: None)
     r = runner.Runner({}, {"threads": 2}, 1.0, lambda result: None, {"threads": 2})
     try:
-        r._judge({"1c-0-basic": {"seconds": 1.0, "output": ""}})
+        r._judge({"1c-3-basic": {"seconds": 1.0, "output": ""}})
     finally:
         r.close()
     assert started[0]["judge"] is True
@@ -1055,7 +1060,7 @@ def test_the_judges_of_all_groups_run_in_as_many_processes_as_the_groups_had(mon
     from grading import runner
 
     timeouts = {"9a-0-basic": 20, "9a-1-basic": 60, "9b-0-basic": 30, "9b-1-basic": 60, "9c-0-basic": 10}
-    specs = {tid: graderUtil.Spec(tid, "a test", lambda ctx: None, timeout=t) for tid, t in timeouts.items()}
+    specs = {tid: Spec(tid, "a test", lambda ctx: None, timeout=t) for tid, t in timeouts.items()}
     shares = []
     monkeypatch.setattr(runner.Runner, "_judge", lambda self, share: shares.append(sorted(share)))
     r = runner.Runner(specs, {}, 1.0, lambda result: None)

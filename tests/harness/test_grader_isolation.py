@@ -42,7 +42,7 @@ def spy(monkeypatch):
     (folder / "heartbeat").touch()
     os.chmod(folder / "heartbeat", 0o666)
     yield folder, uid
-    graderUtil.kill_user_processes(uid, uid)
+    users.kill_user_processes(uid, uid)
     import shutil
 
     shutil.rmtree(folder, ignore_errors=True)
@@ -155,7 +155,7 @@ def empty_starter_files(starter):  # noqa: F811
 
 def assert_nothing_left(spy_dir, uid, results_path, before):
     """No process of the worker user is alive, and nothing writes any more."""
-    assert graderUtil.user_pids(uid) == []
+    assert users.user_pids(uid) == []
     beat = spy_dir / "heartbeat"
     size = beat.stat().st_size
     time.sleep(1.0)
@@ -194,7 +194,7 @@ def test_attacks_from_the_empty_starter_earn_nothing(bundle, starter, spy, open_
     assert len(died) == 1, results["output"][-3000:]
     assert all("timed out" not in t["output"] for t in results["tests"]), results["output"][-3000:]
     assert seconds < 240, f"the grading took {seconds:.0f} s with processes holding its pipes for 600 s"
-    assert by_id["1e-0-basic"]["status"] == "failed"
+    assert by_id["1e-4-basic"]["status"] == "failed"
 
 
 @pytest.mark.grader
@@ -230,7 +230,7 @@ def test_a_model_made_by_hand_earns_nothing_through_the_bundle(bundle, starter, 
     results = rehearse(bundle, tmp_path, files)
     assert results["score"] == 0, [(t["number"], t["output"][:200]) for t in results["tests"] if t["score"]]
     for t in results["tests"]:
-        if t["number"] in ("1d-0-hidden", "1d-1-hidden", "1g-2-hidden", "1g-3-hidden"):
+        if t["number"] in ("1d-0-hidden", "1d-1-hidden", "1g-1-hidden", "1g-2-hidden"):
             assert "earns no accuracy points" in t["output"], t
             assert ("holds NaN or inf" if poisoned else "it has not learned them") in t["output"], t
 
@@ -332,7 +332,7 @@ def test_grade_class_grades_each_submission_as_a_user_of_its_own(tmp_path):
         utils.write_text(GRADE_CLASS_SPY + utils.read_text(encoding="utf-8"), encoding="utf-8")
     out = tmp_path / "grades.csv"
     proc = subprocess.run([sys.executable, str(ROOT / "tools" / "grade_class.py"), str(subs), "--out", str(out),
-                           "--data-dir", str(data), "--jobs", "2", "--tests", "1c-0-basic"],
+                           "--data-dir", str(data), "--jobs", "2", "--tests", "1c-3-basic"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     with open(out, newline="", encoding="utf-8") as f:
@@ -380,7 +380,7 @@ def test_two_graders_at_once_as_root_each_kill_only_what_they_started(tmp_path, 
     data = make_data(tmp_path / "data")
     slow = copy_src(tmp_path / "slow", append={"dataset.py": SLOW_DATASET})
     quick = copy_src(tmp_path / "quick")
-    tests = ["1e-0-basic", "1e-6-basic"]
+    tests = ["1e-4-basic", "1e-6-basic"]
 
     def start(src):
         return subprocess.Popen([sys.executable, str(src / "grader.py"), *tests, "--data-dir", str(data), "--json",
@@ -443,7 +443,7 @@ def test_a_students_process_cannot_hold_the_worker_user_ids_of_other_graders(mon
         os.close(read_end)
         os.kill(pid, 9)
         os.waitpid(pid, 0)
-        graderUtil.kill_user_processes(squatter_uid, squatter_uid)
+        users.kill_user_processes(squatter_uid, squatter_uid)
 
 
 def test_the_bundle_closes_all_of_gradescopes_folder_but_the_upload(tmp_path):

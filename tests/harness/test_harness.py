@@ -18,7 +18,7 @@ from gradings import (POINTS, PREDICTION_TESTS, copy_src, empty_student_parts, r
 import grader
 import graderUtil
 
-SOLUTION_TESTS = ["1c-0-hidden", "1g-0-hidden", "1g-1-hidden"]
+SOLUTION_TESTS = ["1c-0-hidden", "1g-3-hidden", "1g-4-hidden"]
 
 
 def _local_imports(path):
@@ -85,12 +85,12 @@ def test_hidden_results_are_shown_only_as_the_instructor_says(tmp_path, data, so
         (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
     predictions = write_predictions(tmp_path / "pred", data, "correct")
     (predictions / "vanilla.pretrain.dev.predictions").write_text("Atlantis\n" * 10, encoding="utf-8")
-    r = run_grader(src, "1e-1-basic", "1f", "1g-0-hidden", data=data, solution=solution, predictions=predictions)
+    r = run_grader(src, "1e-0-basic", "1f", "1g-3-hidden", data=data, solution=solution, predictions=predictions)
     validate_results_json(r.json, visibility) if visibility == "visible" else None
-    hidden = {"1f-0-hidden": "failed", "1f-1-hidden": "passed", "1g-0-hidden": "passed"}
+    hidden = {"1f-1-hidden": "failed", "1f-2-hidden": "passed", "1g-3-hidden": "passed"}
     for tid, status in hidden.items():  # the results are all there, for the instructor and for later
         assert r.tests[tid]["visibility"] == visibility and r.status(tid) == status
-    assert r.status("1e-1-basic") == "failed" and r.tests["1e-1-basic"]["visibility"] == "visible"
+    assert r.status("1e-0-basic") == "failed" and r.tests["1e-0-basic"]["visibility"] == "visible"
     seen = [r.json["output"]] + ([r.stdout] if r.json["stdout_visibility"] == "visible" else [])
     if visibility == "visible":
         assert "Total hidden: 9/14 points" in r.json["output"] and r.json["score"] == 9 + 7
@@ -103,7 +103,7 @@ def test_hidden_results_are_shown_only_as_the_instructor_says(tmp_path, data, so
             lines = [line for line in text.splitlines() if tid in line]
             assert lines and not any(re.search(r"PASS|FAIL|passed|failed|\d+/(5|8|1)\b", l) for l in lines), lines
     assert "Total basic: 7/11 points" in r.json["output"]  # the visible tests' results stay visible
-    assert "1e-1-basic" in r.json["output"] and "FAIL" in r.json["output"]
+    assert "1e-0-basic" in r.json["output"] and "FAIL" in r.json["output"]
 
 
 @pytest.mark.grader
@@ -119,16 +119,16 @@ def test_solution_found_as_an_importable_package(tmp_path, reference_src, soluti
 
 # each test's failure message must name the missing piece
 MISSING_PIECE = {
-    "1c-0-basic": "initialize_vanilla_model", "1c-1-basic": "finetune", "1c-2-basic": "train",
+    "1c-3-basic": "initialize_vanilla_model", "1c-1-basic": "finetune", "1c-2-basic": "train",
     "1c-0-hidden": "initialize_vanilla_model",
-    "1e-0-basic": "__getitem__", "1e-1-basic": "__getitem__", "1e-2-basic": "__getitem__",
-    "1e-3-basic": "__getitem__", "1e-4-basic": "__getitem__", "1e-5-basic": "__getitem__",
+    "1e-4-basic": "__getitem__", "1e-0-basic": "__getitem__", "1e-1-basic": "__getitem__",
+    "1e-5-basic": "__getitem__", "1e-2-basic": "__getitem__", "1e-3-basic": "__getitem__",
     "1e-6-basic": "__getitem__",
-    "1f-0-basic": "pretrain", "1f-1-basic": "finetune",
-    "1g-0-basic": "DownProjectBlock", "1g-1-basic": "DownProjectBlock", "1g-2-basic": "DownProjectBlock",
-    "1g-3-basic": "UpProjectBlock", "1g-4-basic": "UpProjectBlock", "1g-5-basic": "initialize_perceiver_model",
-    "1g-6-basic": "initialize_perceiver_model", "1g-7-basic": "DownProjectBlock",
-    "1g-0-hidden": "DownProjectBlock", "1g-1-hidden": "UpProjectBlock",
+    "1f-0-basic": "pretrain", "1f-3-basic": "finetune",
+    "1g-3-basic": "DownProjectBlock", "1g-4-basic": "DownProjectBlock", "1g-5-basic": "DownProjectBlock",
+    "1g-6-basic": "UpProjectBlock", "1g-7-basic": "UpProjectBlock", "1g-8-basic": "initialize_perceiver_model",
+    "1g-9-basic": "initialize_perceiver_model", "1g-0-basic": "DownProjectBlock",
+    "1g-3-hidden": "DownProjectBlock", "1g-4-hidden": "UpProjectBlock",
     **PREDICTION_TESTS,
 }
 
@@ -177,8 +177,8 @@ def test_verdicts_forged_with_the_workers_own_key_earn_nothing(tmp_path, data, s
     for name in ("dataset.py", "helper.py", "model.py", "attention_exploration.py"):
         path = src / "submission" / name
         path.write_text(FORGE_VERDICTS + path.read_text(encoding="utf-8"), encoding="utf-8")
-    tests = ["1c-0-basic", "1c-1-basic", "1c-0-hidden", "1e-0-basic", "1f-0-basic", "1g-5-basic", "1g-0-hidden",
-             "3a-0-basic", "1g-9-basic"]
+    tests = ["1c-3-basic", "1c-1-basic", "1c-0-hidden", "1e-4-basic", "1f-0-basic", "1g-8-basic", "1g-3-hidden",
+             "3a-0-basic", "1g-10-basic"]
     r = run_grader(src, *tests, data=data, solution=solution, predictions=tmp_path / "no-predictions")
     assert sorted(r.tests) == sorted(tests)
     assert r.json["score"] == 0, [(t, r.tests[t]["output"][:200]) for t in r.passed()]
@@ -193,10 +193,10 @@ def test_verdicts_forged_with_the_workers_own_key_earn_nothing(tmp_path, data, s
 @pytest.mark.grader
 def test_syntax_error_fails_only_the_tests_that_touch_it(tmp_path, data):
     src = copy_src(tmp_path, {"dataset.py": [("class NameDataset(Dataset):", "class NameDataset(Dataset)")]})
-    r = run_grader(src, "1e", "1g-0-basic", "1g-2-basic", "1c-1-basic", data=data)
-    for tid in ["1e-0-basic", "1e-3-basic", "1c-1-basic"]:
+    r = run_grader(src, "1e", "1g-3-basic", "1g-5-basic", "1c-1-basic", data=data)
+    for tid in ["1e-4-basic", "1e-5-basic", "1c-1-basic"]:
         assert r.status(tid) == "failed" and "dataset.py has a syntax error at line" in r.tests[tid]["output"]
-    assert r.status("1g-0-basic") == r.status("1g-2-basic") == "passed"
+    assert r.status("1g-3-basic") == r.status("1g-5-basic") == "passed"
 
 
 @pytest.mark.grader
@@ -205,11 +205,11 @@ def test_exception_at_import_and_in_a_function(tmp_path, data):
                               "model.py": [("        ### START CODE HERE ###\n        x = x_input +",
                                             "        ### START CODE HERE ###\n        raise ValueError('up')\n"
                                             "        x = x_input +")]})
-    r = run_grader(src, "1c-0-basic", "1f-0-basic", "1g-0-basic", "1g-3-basic", data=data)
-    for tid in ["1c-0-basic", "1f-0-basic"]:
+    r = run_grader(src, "1c-3-basic", "1f-0-basic", "1g-3-basic", "1g-6-basic", data=data)
+    for tid in ["1c-3-basic", "1f-0-basic"]:
         assert "importing submission/helper.py raised RuntimeError: boom at import" in r.tests[tid]["output"]
-    assert r.status("1g-0-basic") == "passed"
-    out = r.tests["1g-3-basic"]["output"]
+    assert r.status("1g-3-basic") == "passed"
+    out = r.tests["1g-6-basic"]["output"]
     assert "UpProjectBlock.forward raised ValueError: up (model.py, line" in out
 
 
@@ -220,15 +220,15 @@ def test_endless_loops_time_out_and_the_grader_goes_on(tmp_path, data):
         "dataset.py": [("        line = self.encoded[idx]\n", "        while True:\n            pass\n")],
         "model.py": [("class GPTConfig:", loop + "\n\nclass GPTConfig:")],
     })
-    r = run_grader(src, "1e-0-basic", "1e-4-basic", "1g-0-basic", "1g-2-basic", "1f-0-basic", data=data,
+    r = run_grader(src, "1e-4-basic", "1e-2-basic", "1g-3-basic", "1g-5-basic", "1f-0-basic", data=data,
                    extra=["--timeout-scale", "0.15"])
-    assert r.status("1e-0-basic") == r.status("1e-4-basic") == "failed"
-    assert "timed out after 3 s" in r.tests["1e-0-basic"]["output"]
-    assert "while importing submission/model.py" in r.tests["1g-0-basic"]["output"]
+    assert r.status("1e-4-basic") == r.status("1e-2-basic") == "failed"
+    assert "timed out after 3 s" in r.tests["1e-4-basic"]["output"]
+    assert "while importing submission/model.py" in r.tests["1g-3-basic"]["output"]
     # the worker knows model.py hangs at import: later tests fail at once with the reason
-    assert "endless loop at import time" in r.tests["1g-2-basic"]["output"]
-    assert r.tests["1g-2-basic"]["output"] and r.tests["1f-0-basic"]["output"]
-    assert r.failed() == ["1e-0-basic", "1e-4-basic", "1f-0-basic", "1g-0-basic", "1g-2-basic"]
+    assert "endless loop at import time" in r.tests["1g-5-basic"]["output"]
+    assert r.tests["1g-5-basic"]["output"] and r.tests["1f-0-basic"]["output"]
+    assert r.failed() == ["1e-2-basic", "1e-4-basic", "1f-0-basic", "1g-3-basic", "1g-5-basic"]
     assert r.seconds < 60
 
 
@@ -240,21 +240,21 @@ def test_huge_prints_and_a_dying_process(tmp_path, data):
                         "        print('getitem', idx, 'y' * 500)\n        line = self.encoded[idx]\n")],
         "helper.py": [("    attention_model = GPT(mconf)\n", "    import os\n    os._exit(3)\n")],
     })
-    r = run_grader(src, "1e", "1c-0-basic", "1c-1-basic", data=data, extra=["-v"])
+    r = run_grader(src, "1e", "1c-3-basic", "1c-1-basic", data=data, extra=["-v"])
     assert all(r.status(t) == "passed" for t in r.tests if t.startswith("1e")), r.stdout[-2000:]
     assert len(r.stdout) < 200_000
-    assert "died (exit code 3)" in r.tests["1c-0-basic"]["output"]
+    assert "died (exit code 3)" in r.tests["1c-3-basic"]["output"]
     assert r.status("1c-1-basic") == "passed"  # a fresh worker runs the tests after the crash
 
 
 @pytest.mark.grader
 def test_missing_data_fails_only_the_tests_that_need_it(tmp_path):
     src = copy_src(tmp_path)
-    r = run_grader(src, "1c", "1d", "1e-0-basic", "1f-0-basic", data=tmp_path / "no-data")
+    r = run_grader(src, "1c", "1d", "1e-4-basic", "1f-0-basic", data=tmp_path / "no-data")
     assert r.failed() == ["1c-1-basic", "1f-0-basic"]
     assert "wiki.txt is missing" in r.tests["1f-0-basic"]["output"]
-    assert r.status("1e-0-basic") == "passed" and r.status("1c-2-basic") == "passed"
-    assert r.tests["1d-0-basic"]["output"].startswith("not computed")
+    assert r.status("1e-4-basic") == "passed" and r.status("1c-2-basic") == "passed"
+    assert r.tests["1d-2-basic"]["output"].startswith("not computed")
 
 
 # -- command line ------------------------------------------------------------------------------------------
@@ -262,11 +262,11 @@ def test_missing_data_fails_only_the_tests_that_need_it(tmp_path):
 
 @pytest.mark.grader
 def test_runs_from_the_repository_root_and_selects_tests(tmp_path, public_data):
-    r = subprocess.run([sys.executable, "src/grader.py", "1e-0-basic", "--data-dir", str(public_data)], cwd=ROOT,
+    r = subprocess.run([sys.executable, "src/grader.py", "1e-4-basic", "--data-dir", str(public_data)], cwd=ROOT,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    one = POINTS["1e-0-basic"]
-    assert "1e-0-basic" in r.stdout and "1e-1-basic" not in r.stdout and f"Total basic: {one}/{one} points" in r.stdout
+    one = POINTS["1e-4-basic"]
+    assert "1e-4-basic" in r.stdout and "1e-0-basic" not in r.stdout and f"Total basic: {one}/{one} points" in r.stdout
     r = subprocess.run([sys.executable, "src/grader.py", "--list", "1g"], cwd=ROOT, capture_output=True, text=True)
     expected = {t for t in POINTS if t.startswith("1g")}
     assert r.returncode == 0 and {line.split()[0] for line in r.stdout.splitlines()} == expected
@@ -289,7 +289,7 @@ def summary_rows(stdout):
 
 @pytest.mark.grader
 def test_practice_checks_are_shown_apart_and_only_with_their_file(tmp_path, data):
-    """Issue 31: the 0-point checks beyond the handout (1g-9's attention cost, 3e) appeared as FAIL rows of part
+    """Issue 31: the 0-point checks beyond the handout (1g-10's attention cost, 3e) appeared as FAIL rows of part
     1g and 3 and read as "part g failed".  They are listed after the graded tests under a heading of their own,
     failing or not, and not at all when their file was not handed in: neither in the summary nor in results.json,
     whose every test Gradescope shows as a row (a real solution without the file showed two failed rows)."""
@@ -298,16 +298,16 @@ def test_practice_checks_are_shown_apart_and_only_with_their_file(tmp_path, data
         def kqv_matrices(*args):
             raise ValueError("not written yet")
         """})
-    selection = ["1g-1-basic", "1g-9-basic", "3a", "3e"]
+    selection = ["1g-4-basic", "1g-10-basic", "3a", "3e"]
     r = run_grader(src, *selection, data=data)
-    assert summary_rows(r.stdout) == ["1g-1-basic", "3a-0-basic", heading, "1g-9-basic", "3e-0-basic"], r.stdout
-    assert r.status("1g-9-basic") == "passed" and r.status("3e-0-basic") == "failed"
+    assert summary_rows(r.stdout) == ["1g-4-basic", "3a-0-basic", heading, "1g-10-basic", "3e-0-basic"], r.stdout
+    assert r.status("1g-10-basic") == "passed" and r.status("3e-0-basic") == "failed"
     assert re.search(r"^3e-0-basic .* FAIL ", r.stdout, re.MULTILINE)  # a practice check that fails says so
     scores = {t: r.tests[t]["score"] for t in r.tests}
     (src / "submission" / "attention_exploration.py").unlink()
     r = run_grader(src, *selection, data=data)
-    assert summary_rows(r.stdout) == ["1g-1-basic", "3a-0-basic"], r.stdout
-    assert "1g-9-basic" not in r.tests and "3e-0-basic" not in r.tests  # nor in results.json
+    assert summary_rows(r.stdout) == ["1g-4-basic", "3a-0-basic"], r.stdout
+    assert "1g-10-basic" not in r.tests and "3e-0-basic" not in r.tests  # nor in results.json
     assert r.status("3a-0-basic") == "failed"  # extra credit stays a row: its points are lost
-    del scores["1g-9-basic"], scores["3e-0-basic"]
+    del scores["1g-10-basic"], scores["3e-0-basic"]
     assert {t: r.tests[t]["score"] for t in r.tests} == dict(scores, **{"3a-0-basic": 0})

@@ -95,3 +95,22 @@ def test_what_visit_or_go_down_raises_leaves_no_descriptor_open(tmp_path, fails_
         walk_folders(top, 0, visit, go_down)
     assert open_fds() == before
     os.close(top)
+
+
+def test_one_rule_reads_the_question_and_prediction_files(tmp_path):
+    """kit/fileio.py's read_lines and read_tsv are the one rule of every reader of these files (run.py, the
+    baseline, the grader, the tools): lines split at "\\n" only, "\\r" line ends dropped, a blank line kept as an
+    empty answer but skipped as a question, a byte that is not UTF-8 read as U+FFFD."""
+    from kit.baseline import baseline, most_common_place
+    from kit.fileio import read_lines, read_tsv, split_lines
+
+    assert split_lines("Rome\r\n\nParis\x0cx\u2028y\n") == ["Rome", "", "Paris\x0cx\u2028y"]
+
+    path = tmp_path / "birth.tsv"
+    path.write_bytes(b"Where was A born?\tRome\r\n\nWhere was\x0cB born?\tParis\nWhere was C born?\tParis\n"
+                     b"Where was D born?\tRome\n\xff\tLima")
+    assert read_lines(path) == ["Where was A born?\tRome", "", "Where was\x0cB born?\tParis",
+                                "Where was C born?\tParis", "Where was D born?\tRome", "\ufffd\tLima"]
+    assert [row[1] for row in read_tsv(path)] == ["Rome", "Paris", "Paris", "Rome", "Lima"]
+    assert most_common_place(path) == "Rome"  # two each: the place seen first, not the first by name or hash
+    assert baseline(path, path) == ("Rome", 2, 5)

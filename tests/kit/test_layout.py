@@ -44,16 +44,16 @@ def test_the_conda_environment_is_at_both_paths_and_pins_the_requirements(starte
 
 def test_src_is_put_on_sys_path_in_one_place():
     """tools/srcpath.py is the one module that puts src/ on sys.path (issue 32): the tools import it; src/'s scripts
-    and the tests need none (Python puts a script's folder first; pytest.ini's pythonpath).  The other places:
-    the student's dataset.py, whose `python dataset.py charcorruption` (the handout's command, run in
-    src/submission/) prints examples with src/examples.py, and tools/bench/bench.py, a script one folder below
-    tools/, which puts tools/ there to find srcpath.py."""
+    and the tests need none (Python puts a script's folder first; pytest.ini's pythonpath); tools/bench/bench.py,
+    a script one folder below tools/, loads srcpath.py by its path.  The one other place: the student's dataset.py,
+    whose `python dataset.py charcorruption` (the handout's command, run in src/submission/) prints examples with
+    src/examples.py."""
     tracked = subprocess.run(["git", "ls-files", "*.py"], cwd=ROOT, capture_output=True, text=True,
                              check=True).stdout.split()
     editing = sorted(name for name in tracked
                      if re.search(r"sys\.path(\.insert|\.append|\[:0\]| *\+?= )",
                                   (ROOT / name).read_text(encoding="utf-8")))
-    assert editing == ["src/submission/dataset.py", "tools/bench/bench.py", "tools/srcpath.py"]
+    assert editing == ["src/submission/dataset.py", "tools/srcpath.py"]
 
 
 # The scripts of src/ that people run (docs/architecture.md, "Layout, by reader"): each with a __main__.

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.xdist_group("root-uids")
 
 PLACES = ["Paris", "Rome", "Oslo", "Lima", "Tokyo", "Cairo", "Quito", "Berlin"]
 POINTS = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["tests"]
-TESTS = ["1c-0-basic", "1e-0-basic"]  # one test that needs model.py, one that does not
+TESTS = ["1c-3-basic", "1e-4-basic"]  # one test that needs model.py, one that does not
 
 
 def answers(data, split):
@@ -116,7 +116,7 @@ def test_a_class_is_graded_into_one_row_per_submission(graded, data):
             gold = answers(data, "dev" if ".dev." in fname else "test")
             want = sum(p == a for p, a in zip(text.splitlines(), gold)) / len(gold)
             assert float(rows[name][f"accuracy:{fname}"]) == pytest.approx(want, abs=1e-4)
-    assert "1e-0-basic" in rows["alice"] and "1g-0-basic" not in rows["alice"]  # only the selected tests
+    assert "1e-4-basic" in rows["alice"] and "1g-3-basic" not in rows["alice"]  # only the selected tests
 
 
 @pytest.mark.grader
@@ -128,11 +128,11 @@ def test_broken_zip_import_error_and_missing_files_are_rows_with_a_reason(graded
     dave = rows["dave"]
     assert dave["graded"] == "yes"
     assert "importing submission/dataset.py raised ModuleNotFoundError" in dave["problems"], dave
-    assert dave["1e-0-basic"] == "0" and dave["1c-0-basic"] == "0"
+    assert dave["1e-4-basic"] == "0" and dave["1c-3-basic"] == "0"
     frank = rows["frank"]
     assert frank["graded"] == "yes"
     assert "missing: model.py" in frank["problems"] and "perceiver.pretrain.test.predictions" in frank["problems"]
-    assert frank["1e-0-basic"] == f"{POINTS['1e-0-basic']:g}" and frank["1c-0-basic"] == "0"  # the dataset does not need model.py
+    assert frank["1e-4-basic"] == f"{POINTS['1e-4-basic']:g}" and frank["1c-3-basic"] == "0"  # the dataset does not need model.py
     assert frank["accuracy:perceiver.pretrain.test.predictions"] == ""
     assert "erin: cannot read the submission" in proc.stdout
 
@@ -186,12 +186,12 @@ def test_the_reference_earns_the_written_part_and_every_cell_states_its_status(t
     out = tmp_path / "grades.csv"
     written = [t for t in POINTS if t.startswith("3")]
     proc = subprocess.run([sys.executable, str(ROOT / "tools" / "grade_class.py"), str(subs), "--out", str(out),
-                           "--data-dir", str(data), "--jobs", "1", "--tests", "3", "1d-0-basic", "1g-0-hidden"],
+                           "--data-dir", str(data), "--jobs", "1", "--tests", "3", "1d-2-basic", "1g-3-hidden"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     row = read_csv(out)["ref"]
     assert sum(float(row[t]) for t in written) == 10 == sum(POINTS[t] for t in written), row
-    assert row["1g-0-hidden"] == "1" and row["1d-0-basic"] == "0", row
+    assert row["1g-3-hidden"] == "1" and row["1d-2-basic"] == "0", row
     assert "model.py: graded src/submission/model.py" in row["problems"] and "old/model.py" in row["problems"]
 
 
@@ -313,13 +313,13 @@ def test_no_upload_stops_a_class_run_takes_its_memory_or_is_read_through_a_link(
     (subs / "linked").symlink_to(elsewhere, target_is_directory=True)
     out = tmp_path / "grades.csv"
     proc = subprocess.run([sys.executable, str(ROOT / "tools" / "grade_class.py"), str(subs), "--out", str(out),
-                           "--data-dir", str(data), "--jobs", "1", "--tests", "1e-0-basic"],
+                           "--data-dir", str(data), "--jobs", "1", "--tests", "1e-4-basic"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = read_csv(out)
     assert sorted(rows) == ["bomb", "deep", "linked", "locked", "squeezed"]
     row = rows["deep"]
-    assert row["graded"] == "yes" and row["1e-0-basic"] == f"{POINTS['1e-0-basic']:g}", row
+    assert row["graded"] == "yes" and row["1e-4-basic"] == f"{POINTS['1e-4-basic']:g}", row
     assert "model.py: graded model.py" in row["problems"] and "\\xff\\nold/model.py" in row["problems"]
     for name, reason in (("bomb", "vanilla.model.params"), ("locked", "encrypted"), ("squeezed", "compression"),
                          ("linked", "symbolic link")):
@@ -408,7 +408,7 @@ def test_a_failure_of_grade_classs_own_costs_one_row_and_a_stuck_grader_is_stopp
 
     monkeypatch.setattr(grade_class, "unpack", buggy)
     out = tmp_path / "grades.csv"
-    assert grade_class.main([str(subs), "--out", str(out), "--data-dir", str(data), "--tests", "1e-0-basic"]) == 0
+    assert grade_class.main([str(subs), "--out", str(out), "--data-dir", str(data), "--tests", "1e-4-basic"]) == 0
     rows = read_csv(out)
     assert "grade_class failed on this submission" in rows["ann"]["problems"] and rows["ann"]["graded"] == "no"
     assert "no Python files" in rows["bob"]["problems"], rows["bob"]

@@ -58,6 +58,6 @@ def results(*tests):
 def test_the_rehearsal_expects_each_submission_s_score(tmp_path, name, scores, ok):
     code, predictions = scores
     path = tmp_path / "results.json"
-    path.write_text(json.dumps(results(("1c-0-basic: the code", code, 2),
-                                       ("1f-0-hidden: vanilla.pretrain.dev.predictions: accuracy", predictions, 3))))
+    path.write_text(json.dumps(results(("1c-3-basic: the code", code, 2),
+                                       ("1f-1-hidden: vanilla.pretrain.dev.predictions: accuracy", predictions, 3))))
     assert rehearsal.check(name, path)[0] is ok

@@ -37,6 +37,7 @@ questions), or --data DIR (e.g. ../shared/course-data), which is only read.
 import argparse
 import contextlib
 import datetime
+import importlib.util
 import os
 import platform
 import random
@@ -48,12 +49,12 @@ from pathlib import Path
 # the course's loaders use 4 workers whatever the core count; that is what is being measured
 warnings.filterwarnings("ignore", message="This DataLoader will create")
 
-TOOLS = str(Path(__file__).resolve().parents[1])
-if TOOLS not in sys.path:  # Python puts only this script's folder (tools/bench/) first; srcpath.py is in tools/
-    sys.path.insert(0, TOOLS)
-
-import srcpath  # noqa: E402
-from srcpath import ROOT  # noqa: E402
+# Python puts only this script's folder (tools/bench/) first on sys.path: tools/srcpath.py, the one module that
+# edits it, is loaded by its path (and registered under its name, as the other tools import it)
+_SRCPATH = importlib.util.spec_from_file_location("srcpath", Path(__file__).resolve().parents[1] / "srcpath.py")
+srcpath = sys.modules["srcpath"] = importlib.util.module_from_spec(_SRCPATH)
+_SRCPATH.loader.exec_module(srcpath)
+ROOT = srcpath.ROOT
 
 srcpath.use()
 

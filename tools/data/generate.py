@@ -780,6 +780,8 @@ def generate(people: int | None = None, seed: int = DEFAULT_SEED, style: str = "
 
 
 def write_atomic(path: Path, text: str) -> None:
+    """src/kit/fileio.py's atomic write, by hand: this script runs with tools/data/ alone on its path, and the data
+    it writes must be whole even on a crash (hence the fsync)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
