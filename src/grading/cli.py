@@ -15,8 +15,8 @@ from grading import forkserver
 from grading import users  # users.privileged(), looked up when called: one patch of it reaches every caller
 from grading.points import find_solution, load_points, select_thresholds
 from grading.registry import POINTS_FILE, REGISTRY, SRC, settings
-from grading.report import (PENDING_MESSAGE, VISIBILITIES, concealed, format_summary, points_of, results_json,
-                            vouch)
+from grading.report import (PENDING_MESSAGE, VISIBILITIES, concealed, first_screen, format_summary, points_of,
+                            results_json, vouch)
 from grading.runner import Runner, kill_live_workers
 from grading.sandbox import Sandbox
 from grading.worker import THREAD_ADDRESS_SPACE, WORKER_ADDRESS_SPACE, WORKER_PROCESSES, worker_main
@@ -191,6 +191,7 @@ def _main(argv, opened):
             how = f"recognised by its {settings.dataset_file}" if recognised else "data set not recognised, default row"
             calibrated = "" if row.get("calibrated", True) else ", uncalibrated"
             header.append(f"accuracy thresholds: '{row_name}' ({how}{calibrated})")
+        header += first_screen(specs, order, solution_dir, have_answers, None if args.submission_dir else submission_dir)
     sandbox = None
     if users.privileged():
         # the grading's cgroup (cgroups.py): the cores this grader was given; the memory of --jobs workers (or
