@@ -75,7 +75,7 @@ def first_screen(specs, order, solution_dir, have_answers, own_submission):
         submission = Path(own_submission)
         lines.append(f"this is the instructor's copy (the held-out answers are here): {submission} is the reference "
                      "solution itself")
-        lines.append("to grade a student's folder, as root (off root nothing is isolated; docs/grading.md): "
+        lines.append("to grade a student's folder, as root (off root nothing is isolated): "
                      f"python3 {submission.parent / 'grader.py'} --submission-dir FOLDER --solution-dir {submission}")
     return lines
 
