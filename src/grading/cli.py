@@ -191,7 +191,8 @@ def _main(argv, opened):
             how = f"recognised by its {settings.dataset_file}" if recognised else "data set not recognised, default row"
             calibrated = "" if row.get("calibrated", True) else ", uncalibrated"
             header.append(f"accuracy thresholds: '{row_name}' ({how}{calibrated})")
-        header += first_screen(specs, order, solution_dir, have_answers, None if args.submission_dir else submission_dir)
+        own = None if args.submission_dir else submission_dir  # the checkout's own src/submission
+        header += first_screen(specs, order, solution_dir, have_answers, own)
     sandbox = None
     if users.privileged():
         # the grading's cgroup (cgroups.py): the cores this grader was given; the memory of --jobs workers (or
