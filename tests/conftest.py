@@ -55,10 +55,10 @@ def tensorboard_logs_elsewhere(tmp_path_factory):
 
 @pytest.fixture(scope="session", autouse=True)
 def grader_worker_user(request):
-    """As root the grader runs student code as an unprivileged user (`nobody` by default) and kills that user's
-    processes before its summary: every grader these tests start uses a free uid of this worker's own instead,
-    so that two running at the same time (xdist workers, or another test run on the machine) never kill each
-    other's workers.  A test that needs another user sets GRADER_WORKER_USER itself."""
+    """As root the grader runs student code as an unprivileged user id (by default the first free one of
+    59000-59999, held by a lock) and kills that id's processes before its summary: every grader these tests start
+    uses a free uid of this worker's own instead, so that two running at the same time (xdist workers, or another
+    test run on the machine) never kill each other's workers.  A test that needs another user sets GRADER_WORKER_USER itself."""
     if os.name != "posix" or os.geteuid() != 0 or "GRADER_WORKER_USER" in os.environ:
         yield None
         return

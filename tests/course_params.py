@@ -15,6 +15,7 @@ off, so that the logits depend on the current character and its position only, t
 vanilla model's first block, the perceiver's up block).
 """
 
+import atexit
 import hashlib
 import shutil
 import tempfile
@@ -174,6 +175,7 @@ def agreeing_files(data):
     if key not in _made:
         stoi = vocab(data)
         folder = Path(tempfile.mkdtemp(prefix="course-params-"))
+        atexit.register(shutil.rmtree, folder, True)  # ~40 MB a process: gone when the process ends
         nets = dict(zip(("vanilla", "perceiver"), agreeing_pair(stoi)))
         for variant, names in PARAMS.items():
             for name in names:

@@ -15,7 +15,8 @@ from grading import forkserver
 from grading import users  # users.privileged(), looked up when called: one patch of it reaches every caller
 from grading.points import find_solution, load_points, select_thresholds
 from grading.registry import POINTS_FILE, REGISTRY, SRC, settings
-from grading.report import PENDING_MESSAGE, VISIBILITIES, concealed, format_summary, points_of, results_json
+from grading.report import (PENDING_MESSAGE, VISIBILITIES, concealed, first_screen, format_summary, points_of,
+                            results_json)
 from grading.runner import Runner, kill_live_workers
 from grading.sandbox import Sandbox
 from grading.vouching import vouch
@@ -211,6 +212,8 @@ def set_up(args, table, specs, order, opened):
             how = f"recognised by its {settings.dataset_file}" if recognised else "data set not recognised, default row"
             calibrated = "" if row.get("calibrated", True) else ", uncalibrated"
             header.append(f"accuracy thresholds: '{row_name}' ({how}{calibrated})")
+        own = None if args.submission_dir else submission_dir  # the checkout's own src/submission
+        header += first_screen(specs, order, solution_dir, have_answers, own)
     setup = argparse.Namespace(submission_dir=submission_dir, predictions_dir=predictions_dir, data_dir=data_dir,
                                solution_dir=solution_dir, have_answers=have_answers, row_name=row_name, row=row,
                                jobs=jobs, header=header, sandbox=None,

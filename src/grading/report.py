@@ -1,6 +1,8 @@
 """What a grading run says: the summary a student reads and Gradescope's results.json, each showing a hidden
 test's result only as its visibility allows."""
 
+from pathlib import Path
+
 PENDING_MESSAGE = "hidden - graded after submission"
 
 # Who sees a hidden test's result (points.json's "hidden_visibility", or --hidden-visibility): Gradescope's
@@ -31,6 +33,26 @@ def unshown_practice(specs, results):
     them (Gradescope shows each test of results.json as a row), so that a student never reads "part g failed"
     from a check the handout does not grade and a file it does not ask for."""
     return {s.id for s in specs if is_practice(s) and results[s.id].get("missing") is True}
+
+
+def first_screen(specs, order, solution_dir, have_answers, own_submission):
+    """The header's lines after its folders: which hidden tests will be pending, for want of the reference solution
+    or of the held-out answers; and, where the grader grades its own checkout's submission with the answers there
+    but no reference (`python grader.py` in the instructor's copy, which grades the reference itself), the one
+    command that grades a student's folder."""
+    missing = {"solution": solution_dir is None, "answers": not have_answers}
+    pending = [specs[t] for t in order if specs[t].hidden and any(missing.get(n) for n in specs[t].needs)]
+    lines = []
+    if pending:
+        lines.append(f"pending ({len(pending)} tests, {sum(points_of(s) for s in pending)} points): "
+                     + ", ".join(s.id for s in pending))
+    if own_submission and have_answers and solution_dir is None:
+        submission = Path(own_submission)
+        lines.append(f"this is the instructor's copy (the held-out answers are here): {submission} is the reference "
+                     "solution itself")
+        lines.append("to grade a student's folder, as root (off root nothing is isolated): "
+                     f"python3 {submission.parent / 'grader.py'} --submission-dir FOLDER --solution-dir {submission}")
+    return lines
 
 
 def format_summary(specs, results, header, visibility="visible"):

@@ -217,7 +217,10 @@ def run_test(spec, tid, ctx):
     Each run is seeded from the test's id, so a test draws the same numbers whichever process runs it."""
     started = time.perf_counter()
     status, message, vouches, missing = "passed", "", False, False
-    tmp = tempfile.TemporaryDirectory(prefix="grader-")
+    # The test's own folder goes in the process's report folder, which the grader removes whatever happens to this
+    # process (a judge killed at its time limit never reaches tmp.cleanup; in the system's temporary folder its
+    # folder, root's, would stay).
+    tmp = tempfile.TemporaryDirectory(prefix="grader-", dir=ctx.report_dir)
     ctx.tmp, ctx.current = Path(tmp.name), tid
     try:
         if spec is None or (ctx.judging and spec.check is None):

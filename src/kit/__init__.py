@@ -11,6 +11,6 @@ plot_losses.py): the driver's side of the assignment, outside the student's file
   fileio       atomic writes and the TSV reader
   upload       which file of an upload is graded (collect_submission, grade_class and Gradescope read it)
 
-Nothing here is imported on import of the package: the grader's copy holds course.py alone of it
+Nothing here is imported on import of the package: the grader's copy holds only course.py and fileio.py of it
 (grader.GRADING_FILES), and the other modules import the student's package.
 """

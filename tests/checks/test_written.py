@@ -125,8 +125,8 @@ def test_every_function_has_one_student_region():
 
 
 def test_emptied_module_fails_every_check_as_not_implemented(emptied_module):
-    for name in FUNCTIONS:
-        assert getattr(emptied_module, name) is not None
+    for name in FUNCTIONS:  # the starter still defines every function the grader calls
+        assert callable(getattr(emptied_module, name, None)), f"the emptied module has no function {name}"
     verdicts = results(emptied_module)
     assert set(verdicts) == WRITTEN_IDS
     for test_id, (passed, message) in verdicts.items():

@@ -1,9 +1,12 @@
 """The kit's layout: src/ by reader (the scripts at its top, the internals in packages), one place that edits
 sys.path, and the conda environment at both of its paths."""
 
+import ast
 import re
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from conftest import ROOT, SRC
 
@@ -42,18 +45,47 @@ def test_the_conda_environment_is_at_both_paths_and_pins_the_requirements(starte
         assert conda and all(f in ("environment.yml", "src/environment.yml") for f in conda)
 
 
+def edits_sys_path(source):
+    """Whether Python source changes sys.path: assigns it or a slice of it (`sys.path = ...`, `sys.path[:] = ...`,
+    `sys.path[:0] = ...`, `+=`, del), or calls one of its list methods that change it (insert, append, extend, ...),
+    however it is spelt (read from the syntax tree, not by a pattern over the text)."""
+    def is_sys_path(node):
+        return (isinstance(node, ast.Attribute) and node.attr == "path" and isinstance(node.value, ast.Name)
+                and node.value.id == "sys")
+
+    def target(node):
+        return is_sys_path(node) or isinstance(node, ast.Subscript) and is_sys_path(node.value)
+
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            if any(target(t) for t in targets):
+                return True
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and is_sys_path(node.func.value)
+              and node.func.attr in ("insert", "append", "extend", "remove", "pop", "clear", "reverse", "sort")):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("line", ["sys.path.insert(0, 'x')", "sys.path.append('x')", "sys.path.extend(['x'])",
+                                  "sys.path[:0] = ['x']", "sys.path[:] = ['x']", "sys.path = ['x']",
+                                  "sys.path += ['x']", "sys.path[0] = 'x'", "del sys.path[0]"])
+def test_every_spelling_of_a_sys_path_edit_is_found(line):
+    assert edits_sys_path(f"import sys\n{line}\n")
+    assert not edits_sys_path(f"import sys\nprint(sys.path, sys.path[0], 'x' in sys.path)\n")
+
+
 def test_src_is_put_on_sys_path_in_one_place():
-    """tools/srcpath.py is the one module that puts src/ on sys.path (issue 32): the tools import it; src/'s scripts
-    and the tests need none (Python puts a script's folder first; pytest.ini's pythonpath); tools/bench/bench.py,
-    a script one folder below tools/, loads srcpath.py by its path.  The one other place: the student's dataset.py,
-    whose `python dataset.py charcorruption` (the handout's command, run in src/submission/) prints examples with
-    src/examples.py."""
+    """tools/srcpath.py is the one module that puts src/ on sys.path: the tools import it; src/'s scripts and the
+    tests need none (Python puts a script's folder first; pytest.ini's pythonpath); tools/bench/bench.py, a script
+    one folder below tools/, loads srcpath.py by its path.  The other places: the student's dataset.py, whose
+    `python dataset.py charcorruption` (the handout's command, run in src/submission/) prints examples with
+    src/examples.py, and the grader's worker, which puts nothing there but rewrites the entries it has as paths
+    through descriptors it opened as root (grading/worker.py)."""
     tracked = subprocess.run(["git", "ls-files", "*.py"], cwd=ROOT, capture_output=True, text=True,
                              check=True).stdout.split()
-    editing = sorted(name for name in tracked
-                     if re.search(r"sys\.path(\.insert|\.append|\[:0\]| *\+?= )",
-                                  (ROOT / name).read_text(encoding="utf-8")))
-    assert editing == ["src/submission/dataset.py", "tools/srcpath.py"]
+    editing = sorted(name for name in tracked if edits_sys_path((ROOT / name).read_text(encoding="utf-8")))
+    assert editing == ["src/grading/worker.py", "src/submission/dataset.py", "tools/srcpath.py"]
 
 
 # The scripts of src/ that people run (docs/architecture.md, "Layout, by reader"): each with a __main__.

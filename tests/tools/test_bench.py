@@ -3,9 +3,12 @@ course-style datasets must give exactly the project's examples (same spec, same 
 would not be like for like.  The benchmark itself runs outside CI (python tools/bench/bench.py)."""
 
 import random
-from pathlib import Path
+import re
+import subprocess
+import sys
 
 import bench_course
+import pytest
 import torch
 from submission.dataset import CharCorruptionDataset, NameDataset
 
@@ -68,12 +71,15 @@ def test_course_style_loop_trains_the_trainers_math(world):
         assert torch.allclose(p, theirs[name], atol=1e-5), name
 
 
-def test_the_script_runs_its_parts_from_the_modules_beside_it():
-    """tools/bench/bench.py is the script; its parts live in modules beside it (issue 32).  Importing it imports them
-    all, and part (e)'s fresh processes run bench.py itself, with its hidden --memory-child."""
-    import bench
+@pytest.mark.parametrize("path", ["default", "course"])
+def test_part_e_measures_a_step_in_a_fresh_run_of_the_script(world, path):
+    """Part (e)'s measurements run tools/bench/bench.py itself, with its hidden --memory-child, in a process of their
+    own (bench_memory.BENCH): run as part (e) runs it, the script trains two steps of the course's model on the
+    world's corpus and prints the memory they added, one whole number of MiB."""
     import bench_memory
 
-    assert bench.CourseCharCorruption is bench_course.CourseCharCorruption
-    assert bench.memory_child is bench_memory.memory_child
-    assert bench_memory.BENCH.resolve() == Path(bench.__file__).resolve()
+    data, _ = world
+    cmd = [sys.executable, str(bench_memory.BENCH), "--memory-child", "perceiver", path, str(data), "--device", "cpu"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert re.fullmatch(r"-?\d+", (r.stdout.strip().splitlines() or [""])[-1]), r.stdout[-500:]

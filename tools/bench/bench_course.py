@@ -5,12 +5,11 @@ character in a dictionary on each access (the same examples as the project's), a
 Imported by bench.py after it has put src/ on sys.path (tools/srcpath.py).
 """
 
+import math
 import random
 
 import torch
 from torch.utils.data import DataLoader, Dataset
-
-from submission.trainer import lr_multiplier, make_optimizer
 
 
 # ----------------------------------------------------------------------------------------- data
@@ -60,15 +59,37 @@ class CourseNameDataset(CourseStyle):
 # ----------------------------------------------------------------------------------------- training
 
 
+def course_optimizer(model, config):
+    """The course's AdamW, written here from the course's rule and not imported from the Trainer, so that
+    tests/tools/test_bench.py can catch a Trainer that drifted from it: parameters named with "bias" or
+    "LayerNorm.weight" are not decayed, every other one is."""
+    groups = {True: [], False: []}
+    for name, p in model.named_parameters():
+        groups["bias" not in name and "LayerNorm.weight" not in name].append(p)
+    return torch.optim.AdamW([{"params": groups[True], "weight_decay": config.weight_decay},
+                              {"params": groups[False], "weight_decay": 0.0}],
+                             lr=config.learning_rate, betas=config.betas)
+
+
+def course_rate(tokens, config):
+    """The course's learning rate once `tokens` tokens were seen (its own formula, like course_optimizer): a
+    linear rise over warmup_tokens, then half a cosine from the full rate down to final_tokens, never under a
+    tenth of it."""
+    if tokens < config.warmup_tokens:
+        return config.learning_rate * tokens / max(1, config.warmup_tokens)
+    done = (tokens - config.warmup_tokens) / max(1, config.final_tokens - config.warmup_tokens)
+    return config.learning_rate * max(0.1, (1 + math.cos(math.pi * done)) / 2)
+
+
 class CourseStyleTrainer:
     """The course's training loop, step for step, for timing against ours: the full block in fp32
     through whatever attention the model was built with, AdamW with the course's groups
-    (make_optimizer), batches in dataset order from a DataLoader whose workers restart every epoch,
-    and the learning rate set after each step for the next one."""
+    (course_optimizer), batches in dataset order from a DataLoader whose workers restart every epoch,
+    and the learning rate set after each step for the next one (course_rate)."""
 
     def __init__(self, model, dataset, config, device):
         self.model, self.config, self.device = model.to(device), config, device
-        self.optimizer = make_optimizer(model, config)  # the plain (unfused) AdamW
+        self.optimizer = course_optimizer(model, config)  # the plain (unfused) AdamW
         # not persistent: every pass over it starts its workers again, as the course's new loader per epoch
         self.loader = DataLoader(dataset, batch_size=config.batch_size, num_workers=config.num_workers)
         self.tokens = 0
@@ -85,5 +106,5 @@ class CourseStyleTrainer:
         if config.lr_decay:
             self.tokens += int((y >= 0).sum())
             for group in self.optimizer.param_groups:
-                group["lr"] = config.learning_rate * lr_multiplier(self.tokens, config)
+                group["lr"] = course_rate(self.tokens, config)
         return loss.item()

@@ -48,8 +48,8 @@ DEMO_FRACTIONS = (12 / 23, 10 / 23)       # train, dev; the rest is test (230 ->
 MENTION_RATE = 0.90                       # share of lines that name the birthplace
 # The question each style asks about a person.  The course's puts the name at position 10; the demo's puts it
 # first, where every biography line has it.  At the demo's scale a name 10 positions later is hard to find:
-# the perceiver's bottleneck rows read the input through queries fixed by their row number (docs/benchmarks.md,
-# "The question's wording", has the measurements).
+# the perceiver's bottleneck rows read the input through queries fixed by their row number
+# (docs/benchmarks_history.md, "The question's wording", has the measurements).
 QUESTIONS = {"course": "Where was {} born?", "demo": "{}, born where?"}
 WINDOW = 112                              # the birthplace must end within this many chars
 BIRTHPLACES = 600                         # places that can be a birthplace (by rank)
