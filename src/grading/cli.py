@@ -13,7 +13,7 @@ from pathlib import Path
 
 from grading import forkserver
 from grading import users  # users.privileged(), looked up when called: one patch of it reaches every caller
-from grading.points import find_solution, load_points, select_thresholds
+from grading.points import describe_row, find_solution, load_points, select_thresholds
 from grading.registry import POINTS_FILE, REGISTRY, SRC, settings
 from grading.report import (PENDING_MESSAGE, VISIBILITIES, concealed, format_summary, points_of, results_json,
                             vouch)
@@ -188,9 +188,7 @@ def _main(argv, opened):
         header.append("held-out answers: " + ("present" if have_answers else
                                              "not available - the hidden prediction tests are pending"))
         if have_answers:
-            how = f"recognised by its {settings.dataset_file}" if recognised else "data set not recognised, default row"
-            calibrated = "" if row.get("calibrated", True) else ", uncalibrated"
-            header.append(f"accuracy thresholds: '{row_name}' ({how}{calibrated})")
+            header.append(f"accuracy thresholds: {describe_row(row_name, row, recognised)}")
     sandbox = None
     if users.privileged():
         # the grading's cgroup (cgroups.py): the cores this grader was given; the memory of --jobs workers (or
