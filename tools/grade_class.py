@@ -304,9 +304,11 @@ def run(args):
     out = Path(args.out).resolve()
     if not out.parent.is_dir():
         raise UserError(f"the folder of --out, {out.parent}, does not exist; create it or choose another path")
-    data_dir = Path(args.data_dir).resolve() if args.data_dir else SRC / "data"
-    if not data_dir.is_dir():
-        raise UserError(f"--data-dir {data_dir} is not a folder; give the folder with wiki.txt and the TSVs")
+    try:  # the grader's one rule for a data folder: the release and the experiment check it the same way
+        data = graderUtil.data_set(args.data_dir or SRC / "data", need_answers=True)
+    except graderUtil.DataError as e:
+        raise UserError(str(e)) from None
+    data_dir = data.folder
     solution_dir = Path(args.solution_dir).resolve() if args.solution_dir else SRC / "submission"
     if not (solution_dir / "model.py").is_file():
         raise UserError(f"--solution-dir {solution_dir} holds no model.py; give the reference solution's folder")
@@ -364,6 +366,7 @@ def run(args):
                 except (OSError, ValueError):
                     pass
             todo.append((name, path))
+        print(f"data: {data_dir}; accuracy thresholds: {data.describe()}")
         print(f"{len(subs)} submissions in {folder}: {len(records)} already graded (in {cache.name}/), "
               f"{len(todo)} to grade, {min(jobs, max(1, len(todo)))} at a time")
 
