@@ -77,14 +77,13 @@ def write_json(path, data):
 
 
 def data_set(data_dir):
-    """The data folder, checked, and its thresholds row: graderUtil.data_set, the grader's one rule (the release and
-    grade_class use it too).  A folder it refuses is a UserError, its sentence unchanged."""
-    import grader  # noqa: F401  (configures the harness the rule reads: the answers' name, the identifying file)
-    import graderUtil
+    """The data folder, checked, with its thresholds row: kit.datafolder's rule, which the release and grade_class
+    share.  A folder it refuses is a UserError, its sentence unchanged."""
+    from kit import datafolder
 
     try:
-        return graderUtil.data_set(data_dir)
-    except graderUtil.DataError as e:
+        return datafolder.data_set(data_dir)
+    except datafolder.DataError as e:
         raise UserError(str(e)) from None
 
 

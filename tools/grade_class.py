@@ -57,6 +57,7 @@ from kit.course import PARAMS_FILES, PREDICTION_FILES  # noqa: E402  (the one li
 from kit.fileio import write_text_atomic  # noqa: E402  (the drivers' one atomic writer: the cache's records)
 import graderUtil  # noqa: E402  (the grader's harness: who may read what, as root)
 from kit import upload  # noqa: E402  (which files of an upload are graded: the same rule as on Gradescope)
+from kit import datafolder  # noqa: E402  (which data set: checked, and its thresholds row, as the release does)
 from grader import GOLD_FILES, GRADING_FILES  # noqa: E402  (the answer files; what a grading copy holds)
 # what the outputs are made of (tools/class_report.py): this script grades, that module reports
 from class_report import load_answers, submission_predictions, write_report  # noqa: E402
@@ -304,9 +305,9 @@ def run(args):
     out = Path(args.out).resolve()
     if not out.parent.is_dir():
         raise UserError(f"the folder of --out, {out.parent}, does not exist; create it or choose another path")
-    try:  # the grader's one rule for a data folder: the release and the experiment check it the same way
-        data = graderUtil.data_set(args.data_dir or SRC / "data", need_answers=True)
-    except graderUtil.DataError as e:
+    try:  # the one rule for a data folder (kit/datafolder.py): the release and the experiment check it the same way
+        data = datafolder.data_set(args.data_dir or SRC / "data", need_answers=True)
+    except datafolder.DataError as e:
         raise UserError(str(e)) from None
     data_dir = data.folder
     solution_dir = Path(args.solution_dir).resolve() if args.solution_dir else SRC / "submission"

@@ -17,7 +17,7 @@ release with file:line.  Nothing is written unless the whole release succeeds.
 The data set is the folder --data-dir (default src/data, the built-in world): the starter's src/data/ holds its
 four public files (kit/course.DATA_FILES) and the demo's world, src/data/demo/; the bundle grades with its held-out
 answers.  A folder that lacks a file or whose files are not of the course's shape is refused, in one sentence that
-names the file and the line (graderUtil.data_set, the grader's one rule, which also says the thresholds row).
+names the file and the line (src/kit/datafolder.py, which also names the thresholds row that grades it).
 """
 
 import argparse
@@ -165,16 +165,15 @@ def student_readme(root=ROOT):
 
 
 def data_set(data_dir=None, need_answers=False, root=ROOT):
-    """The data set a release is built on, checked: graderUtil.data_set of the folder (default src/data), the
-    grader's one rule, with the grader's configuration (the held-out answers' name, the file that identifies a
-    data set).  A folder it refuses is a ReleaseError, its sentence unchanged."""
+    """The data set a release is built on (default src/data), checked, with its thresholds row: kit.datafolder's
+    rule, which class grading and the experiment share.  A folder it refuses is a ReleaseError, its sentence
+    unchanged."""
     srcpath.use(root / "src")
-    import grader  # noqa: F401  (configures the harness the rule reads)
-    import graderUtil
+    from kit import datafolder
 
     try:
-        return graderUtil.data_set(data_dir or root / "src" / "data", need_answers=need_answers)
-    except graderUtil.DataError as e:
+        return datafolder.data_set(data_dir or root / "src" / "data", need_answers=need_answers)
+    except datafolder.DataError as e:
         raise ReleaseError(str(e)) from None
 
 

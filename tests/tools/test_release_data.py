@@ -1,5 +1,5 @@
 """tools/release.py --data-dir: the starter and the bundle on another data set (the course's files, or a world
-generated this term), and the one rule (graderUtil.data_set) by which the release, class grading and the
+generated this term), and the one rule (src/kit/datafolder.py) by which the release, class grading and the
 experiment check a data folder and pick its thresholds row."""
 
 import shutil
@@ -118,12 +118,12 @@ BREAKS = {
     "the held-out answers missing": (edit("birth_test.tsv", None), "autograder",
                                      "lacks birth_test.tsv; a data folder holds wiki.txt"),
     "a dev line without its tab": (edit("birth_dev.tsv", replace_line(3, "Where was Ann Lee born? Oslo")), "student",
-                                   "birth_dev.tsv:3: 'Where was Ann Lee born? Oslo' is not a question, a tab and an answer"),
+                                   "birth_dev.tsv:3: 'Where was Ann Lee born? Oslo' is not a question, a tab and an"),
     "a training line of three fields": (edit("birth_places_train.tsv", replace_line(2, "Where?\tOslo\tRome")),
-                                        "student", "birth_places_train.tsv:2: 'Where?\\tOslo\\tRome' is not a question"),
+                                        "student", "birth_places_train.tsv:2: 'Where?\\tOslo\\tRome' is not a"),
     "a blank line in the answers": (edit("birth_test.tsv", lambda lines: lines[:4] + [""] + lines[4:]), "autograder",
                                     "birth_test.tsv:5: '' is not a question, a tab and an answer"),
-    "test inputs that carry their answers": (edit("birth_test_inputs.tsv", lambda lines: [f"{q}\tParis" for q in lines]),
+    "test inputs that carry their answers": (edit("birth_test_inputs.tsv", lambda lines: [f"{q}\tX" for q in lines]),
                                              "student", "birth_test_inputs.tsv:1: 'Where was"),
     "an empty dev file": (edit("birth_dev.tsv", lambda lines: []), "student", "birth_dev.tsv:1: the file is empty"),
     "a question the corpus cannot spell": (edit("birth_dev.tsv", replace_line(2, "Where was ë born?\tOslo")),
@@ -133,8 +133,9 @@ BREAKS = {
     "a corpus with the mask character": (edit("wiki.txt", replace_line(6, "a \u2047 here")), "student",
                                          "wiki.txt:6: the corpus holds '\u2047'"),
     "answers to other questions": (edit("birth_test.tsv", replace_line(4, "Where was Nobody born?\tOslo")),
-                                   "autograder", "birth_test.tsv:4: the question 'Where was Nobody born?' is not line 4 "
-                                                 "of birth_test_inputs.tsv"),
+                                   "autograder",
+                                   "birth_test.tsv:4: the question 'Where was Nobody born?' is not line 4 of "
+                                   "birth_test_inputs.tsv"),
     "answers to fewer questions": (edit("birth_test.tsv", lambda lines: lines[:-1]), "autograder",
                                    "birth_test.tsv:10: it answers 9 questions, birth_test_inputs.tsv asks 10"),
 }
