@@ -22,7 +22,7 @@ now() { date +%s; }
 DATA=()
 if [[ "${1:-}" == --data-dir ]]; then
   [[ -d "${2:-}" ]] || fail "--data-dir ${2:-} is not a folder; give the data set's folder"
-  DATA=(--data-dir "$(cd "$2" && pwd)")
+  DATA=(--data-dir "$(cd "$2" && pwd)")  # absolute: the release runs from anywhere
   shift 2
 fi
 DIST="${1:-bookworm}"
@@ -35,6 +35,7 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 for tool in mmdebstrap unshare chroot python3; do
   command -v "$tool" > /dev/null || fail "$tool is missing; install it (apt-get install mmdebstrap util-linux)"
 done
+python3 "$REPO/tools/release.py" check "${DATA[@]}" > /dev/null || exit 1  # a data folder it refuses: before any folder
 if [[ -z "$WORK" ]]; then
   WORK="$(mktemp -d "/var/tmp/rehearse-$DIST.XXXXXX")"
 elif [[ -e "$WORK" ]] && [[ -n "$(ls -A "$WORK")" ]]; then

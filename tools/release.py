@@ -3,6 +3,7 @@
   python tools/release.py student OUT_DIR       # the student starter, solution regions emptied
   python tools/release.py autograder OUT.zip    # a Gradescope autograder bundle
   python tools/release.py student OUT_DIR --data-dir DIR     # either one on another data set (the course's files)
+  python tools/release.py check --data-dir DIR    # the data folder checked, and its thresholds row; writes nothing
 
 The starter is made of the files git tracks, less those matched by tools/release_exclude.txt; its README.md
 is tools/STUDENT_README.md with the sections it names in include lines copied in (the demo's results, from
@@ -272,7 +273,9 @@ def main(argv=None):
     s.add_argument("out_dir")
     a = sub.add_parser("autograder", help="write the Gradescope autograder bundle OUT.zip")
     a.add_argument("out_zip")
-    for command in (s, a):
+    c = sub.add_parser("check", help="check the data folder a bundle would be built on, and name its thresholds "
+                                     "row; writes nothing")
+    for command in (s, a, c):
         command.add_argument("--data-dir", help="the data set's folder: its wiki.txt, birth_places_train.tsv, "
                              "birth_dev.tsv, birth_test_inputs.tsv and, for the bundle, birth_test.tsv, the "
                              "held-out answers (default src/data, the built-in world)")
@@ -281,10 +284,10 @@ def main(argv=None):
         if args.command == "student":
             files = build_student(args.out_dir, data_dir=args.data_dir)
             print(f"wrote the student starter ({len(files)} files) to {args.out_dir}")
-        else:
+        elif args.command == "autograder":
             build_autograder(args.out_zip, data_dir=args.data_dir)
             print(f"wrote the Gradescope autograder bundle to {args.out_zip}")
-        data = data_set(args.data_dir)
+        data = data_set(args.data_dir, need_answers=args.command != "student")
         print(f"data: {data.folder}; accuracy thresholds: {data.describe()}")
     except ReleaseError as e:
         print(f"error: {e}", file=sys.stderr)

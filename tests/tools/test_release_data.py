@@ -59,6 +59,8 @@ def test_the_release_names_the_row_that_grades_the_data_set(released, capsys, tm
     data, _, _, header = released
     assert release.main(["student", str(tmp_path / "starter"), "--data-dir", str(data)]) == 0
     assert header.replace("accuracy thresholds: ", "") in capsys.readouterr().out
+    assert release.main(["check", "--data-dir", str(data)]) == 0  # the check alone writes nothing
+    assert capsys.readouterr().out == f"data: {data.resolve()}; {header}\n"
 
 
 @pytest.mark.grader
