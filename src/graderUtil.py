@@ -5,12 +5,13 @@ instructor's tools use; the instructor's tests import the grading modules they t
 from grading.cli import main
 from grading.cleanup import remove_folder
 from grading.context import call, seed_everything
-from grading.points import load_points, normalized_sha256, select_thresholds
+from grading.points import (describe_row, identity_key, load_points, normalized_sha256, recognising_row,
+                            select_thresholds)
 from grading.registry import REGISTRY, Fail, Mismatch, configure, grader_test, grading_paths
 from grading.report import PENDING_MESSAGE
 from grading.sandbox import reclaim
 from grading.users import WORKER_UIDS, privileged, readable_by
 
-__all__ = ["Fail", "Mismatch", "PENDING_MESSAGE", "REGISTRY", "WORKER_UIDS", "call", "configure", "grader_test",
-           "grading_paths", "load_points", "main", "normalized_sha256", "privileged", "readable_by", "reclaim",
-           "remove_folder", "seed_everything", "select_thresholds"]
+__all__ = ["Fail", "Mismatch", "PENDING_MESSAGE", "REGISTRY", "WORKER_UIDS", "call", "configure", "describe_row",
+           "grader_test", "grading_paths", "identity_key", "load_points", "main", "normalized_sha256", "privileged",
+           "readable_by", "reclaim", "recognising_row", "remove_folder", "seed_everything", "select_thresholds"]

@@ -80,11 +80,24 @@ def write_json(path, data):
     write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
-def data_identity(data_dir):
+def data_set(data_dir):
+    """The data folder, checked, with its thresholds row: kit.datafolder's rule, which the release and grade_class
+    share.  A folder it refuses is a UserError, its sentence unchanged."""
+    from kit import datafolder
+
+    try:
+        return datafolder.data_set(data_dir)
+    except datafolder.DataError as e:
+        raise UserError(str(e)) from None
+
+
+def data_identity(data):
+    """The results' record of the data set (a data_set): its folder, the SHA-256 its thresholds row recognises it
+    by, whether it holds the held-out answers."""
     import graderUtil
 
-    return {"dir": str(data_dir), "birth_dev_sha256": graderUtil.normalized_sha256(data_dir / "birth_dev.tsv"),
-            "answers": (data_dir / "birth_test.tsv").is_file()}
+    return {"dir": str(data.folder), "birth_dev_sha256": graderUtil.normalized_sha256(data.folder / "birth_dev.tsv"),
+            "answers": data.answers is not None}
 
 
 def accuracy(predictions_path, gold_path):
@@ -157,12 +170,9 @@ class Experiment:
                 "course": not any(self.overrides.values())}
 
     def load(self):
-        missing = [n for n in course.DATA_FILES.values() if not (self.data / n).is_file()]
-        if missing:
-            raise UserError(f"the data folder {self.data} lacks {', '.join(missing)}; give --data-dir a folder "
-                            "with the course's four files")
+        data = data_set(self.data)
         fresh = {"kind": KIND, "version": VERSION, "started": now(), "command": sys.argv[1:],
-                 "device": device_record(self.args.device), "data": data_identity(self.data),
+                 "device": device_record(self.args.device), "data": data_identity(data),
                  "config": self.config(), "seeds": {}, "grade": None}
         if not self.out.is_file():
             return fresh
@@ -394,6 +404,7 @@ def floor_to(x, digits=3):
 
 
 def calibrate(args):
+    import grader  # noqa: F401  (configures the harness: the file that identifies a data set)
     import graderUtil
 
     points_path = Path(args.points) if args.points else SRC / "points.json"
@@ -429,7 +440,7 @@ def calibrate(args):
 
     table = json.loads(points_path.read_text(encoding="utf-8"))
     rows = table["thresholds"]["rows"]
-    name = next((n for n, r in rows.items() if digest in r.get("birth_dev_sha256", [])), None)
+    name = graderUtil.recognising_row(table["thresholds"], digest)
     if name is None and not args.row:
         raise UserError(f"no thresholds row of {points_path} recognises this data set (birth_dev.tsv {digest[:12]}...); "
                         "give --row NAME to add one")
@@ -437,7 +448,7 @@ def calibrate(args):
         raise UserError(f"this data set is the row '{name}' of {points_path}, not '{args.row}'")
     name = name or args.row
     row = rows.get(name) or {"description": args.description or f"a data set calibrated on {now()[:10]}",
-                             "birth_dev_sha256": [digest]}
+                             graderUtil.identity_key(): [digest]}
     measured = spread([d for _, d in results])
     margin = args.margin
     for fname in course.PREDICTION_FILES:

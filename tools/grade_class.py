@@ -57,6 +57,7 @@ from kit.course import PARAMS_FILES, PREDICTION_FILES  # noqa: E402  (the one li
 from kit.fileio import write_text_atomic  # noqa: E402  (the drivers' one atomic writer: the cache's records)
 import graderUtil  # noqa: E402  (the grader's harness: who may read what, as root)
 from kit import upload  # noqa: E402  (which files of an upload are graded: the same rule as on Gradescope)
+from kit import datafolder  # noqa: E402  (which data set: checked, and its thresholds row, as the release does)
 from grader import GOLD_FILES, GRADING_FILES  # noqa: E402  (the answer files; what a grading copy holds)
 # what the outputs are made of (tools/class_report.py): this script grades, that module reports
 from class_report import load_answers, submission_predictions, write_report  # noqa: E402
@@ -304,9 +305,11 @@ def run(args):
     out = Path(args.out).resolve()
     if not out.parent.is_dir():
         raise UserError(f"the folder of --out, {out.parent}, does not exist; create it or choose another path")
-    data_dir = Path(args.data_dir).resolve() if args.data_dir else SRC / "data"
-    if not data_dir.is_dir():
-        raise UserError(f"--data-dir {data_dir} is not a folder; give the folder with wiki.txt and the TSVs")
+    try:  # the one rule for a data folder (kit/datafolder.py): the release and the experiment check it the same way
+        data = datafolder.data_set(args.data_dir or SRC / "data", need_answers=True)
+    except datafolder.DataError as e:
+        raise UserError(str(e)) from None
+    data_dir = data.folder
     solution_dir = Path(args.solution_dir).resolve() if args.solution_dir else SRC / "submission"
     if not (solution_dir / "model.py").is_file():
         raise UserError(f"--solution-dir {solution_dir} holds no model.py; give the reference solution's folder")
@@ -364,6 +367,7 @@ def run(args):
                 except (OSError, ValueError):
                     pass
             todo.append((name, path))
+        print(f"data: {data_dir}; accuracy thresholds: {data.describe()}")
         print(f"{len(subs)} submissions in {folder}: {len(records)} already graded (in {cache.name}/), "
               f"{len(todo)} to grade, {min(jobs, max(1, len(todo)))} at a time")
 

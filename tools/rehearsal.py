@@ -1,6 +1,6 @@
 """The submissions that tools/rehearse_gradescope.sh uploads, and the scores it expects of them.
 
-  python tools/rehearsal.py submissions OUT_DIR   # OUT_DIR/<name>/: the files a student uploads
+  python tools/rehearsal.py submissions OUT_DIR --starter BUNDLE/starter   # OUT_DIR/<name>/: what a student uploads
   python tools/rehearsal.py check NAME results.json
 
 The submissions, laid out as Gradescope unpacks them (the flat zip of ./run.sh collect_submission):
@@ -54,8 +54,9 @@ def answers(path):
     return "".join(line.split("\t")[1] + "\n" for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
 
 
-def write_params(out):
-    """The five params files: course-sized models built by the reference's own code, untrained."""
+def write_params(out, data):
+    """The five params files: course-sized models built by the reference's own code, untrained, for the vocabulary
+    of the data folder's corpus."""
     srcpath.use(SRC)
     import torch
 
@@ -63,7 +64,7 @@ def write_params(out):
     from submission import dataset, helper, model
 
     torch.manual_seed(0)
-    corpus = (SRC / "data" / course.DATA_FILES["corpus"]).read_text(encoding="utf-8")
+    corpus = (Path(data) / course.DATA_FILES["corpus"]).read_text(encoding="utf-8")
     vocab = dataset.CharCorruptionDataset(corpus, course.MODEL["block_size"]).vocab_size
     for name in course.PARAMS_FILES:
         mconf = model.GPTConfig(vocab, **course.MODEL)
@@ -75,25 +76,29 @@ def write_params(out):
 
 
 def write_submissions(out_dir, starter):
-    """OUT_DIR/<name>/ for each of NAMES; `starter` is the released starter's root.  When it is an unpacked
-    bundle's starter/ (beside answers/), the bundle's data is made to fit the reference's models first."""
+    """OUT_DIR/<name>/ for each of NAMES; `starter` is the released starter's root, whose src/data/ is the data set
+    the submissions are made for.  When it is an unpacked bundle's starter/ (beside answers/), the answer key is
+    the bundle's held-out answers, and the bundle's data is made to fit the reference's models; beside a plain
+    starter it is the built-in world's."""
     srcpath.use(SRC, TESTS)
     from kit import course
 
     out_dir = Path(out_dir)
+    data = Path(starter) / "src" / "data"
+    bundle = Path(starter).parent
+    held_out = bundle / "answers" / "birth_test.tsv"
     untrusted = out_dir / "untrusted"
     untrusted.mkdir(parents=True)
     for name in course.CODE_FILES + course.OPTIONAL_FILES:
         shutil.copy2(SRC / "submission" / name, untrusted / name)
-    dev = answers(SRC / "data" / course.DATA_FILES["dev"])
-    test = answers(SRC / "data" / "birth_test.tsv")  # the held-out answers, which the bundle carries
+    dev = answers(data / course.DATA_FILES["dev"])
+    test = answers(held_out if held_out.is_file() else SRC / "data" / "birth_test.tsv")
     for name in course.PREDICTION_FILES:
         (untrusted / name).write_text(dev if ".dev." in name else test, encoding="utf-8")
-    write_params(untrusted)
+    write_params(untrusted, data)
     assert sorted(p.name for p in untrusted.iterdir()) == sorted(course.DELIVERABLES + course.OPTIONAL_FILES)
     shutil.copytree(untrusted, out_dir / "reference")
-    bundle = Path(starter).parent
-    if (bundle / "answers" / "birth_test.tsv").is_file():
+    if held_out.is_file():
         import course_params
 
         for name, data in course_params.fit_bundle(bundle).items():  # params (3 names) and predictions

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Rehearse the Gradescope bundle in a clean Debian root filesystem, as Gradescope would run it.  As root:
 #
-#   sudo tools/rehearse_gradescope.sh [bookworm|trixie] [WORK_DIR]
+#   sudo tools/rehearse_gradescope.sh [--data-dir DIR] [bookworm|trixie] [WORK_DIR]
 #
+# --data-dir: the data set the bundle is released on (tools/release.py's --data-dir; default src/data).
 # bookworm's python3 is 3.11; trixie's is 3.13 and refuses pip installs into itself (PEP 668).  Steps:
 #   1. the bundle (tools/release.py autograder) and the submissions (tools/rehearsal.py);
 #   2. a minimal Debian root filesystem with python3 (mmdebstrap, from the Debian package registry);
@@ -15,19 +16,26 @@
 # in WORK_DIR (default: a new folder under /var/tmp), and takes minutes: docs/benchmarks.md says how many.
 set -euo pipefail
 
+fail() { echo "error: $*" >&2; exit 1; }
+now() { date +%s; }
+
+DATA=()
+if [[ "${1:-}" == --data-dir ]]; then
+  [[ -d "${2:-}" ]] || fail "--data-dir ${2:-} is not a folder; give the data set's folder"
+  DATA=(--data-dir "$(cd "$2" && pwd)")  # absolute: the release runs from anywhere
+  shift 2
+fi
 DIST="${1:-bookworm}"
 WORK="${2:-}"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-
-fail() { echo "error: $*" >&2; exit 1; }
-now() { date +%s; }
 
 [[ "$DIST" == bookworm || "$DIST" == trixie ]] || fail "unknown distribution '$DIST'; use bookworm or trixie"
 [[ "$(id -u)" == 0 ]] || fail "the rehearsal builds a root filesystem and chroots into it; run it as root"
 for tool in mmdebstrap unshare chroot python3; do
   command -v "$tool" > /dev/null || fail "$tool is missing; install it (apt-get install mmdebstrap util-linux)"
 done
+python3 "$REPO/tools/release.py" check "${DATA[@]}" > /dev/null || exit 1  # a data folder it refuses: before any folder
 if [[ -z "$WORK" ]]; then
   WORK="$(mktemp -d "/var/tmp/rehearse-$DIST.XXXXXX")"
 elif [[ -e "$WORK" ]] && [[ -n "$(ls -A "$WORK")" ]]; then
@@ -38,7 +46,7 @@ ROOTFS="$WORK/rootfs"
 echo "rehearsal of the Gradescope bundle on Debian $DIST in $WORK"
 
 # 1. The bundle and the submissions, from this checkout.
-python3 "$REPO/tools/release.py" autograder "$WORK/autograder.zip"
+python3 "$REPO/tools/release.py" autograder "$WORK/autograder.zip" "${DATA[@]}"
 python3 - "$WORK/autograder.zip" "$WORK/bundle" <<'PY'
 import sys, zipfile
 from pathlib import Path

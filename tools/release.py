@@ -2,6 +2,8 @@
 
   python tools/release.py student OUT_DIR       # the student starter, solution regions emptied
   python tools/release.py autograder OUT.zip    # a Gradescope autograder bundle
+  python tools/release.py student OUT_DIR --data-dir DIR     # either one on another data set (the course's files)
+  python tools/release.py check --data-dir DIR    # the data folder checked, and its thresholds row; writes nothing
 
 The starter is made of the files git tracks, less those matched by tools/release_exclude.txt; its README.md
 is tools/STUDENT_README.md with the sections it names in include lines copied in (the demo's results, from
@@ -12,6 +14,11 @@ spelling students meet is recognised: the handout's `### START_CODE_HERE ###`, t
 comments inside a region stay (they are hints), and a `pass` keeps the file importable (the surrounding
 code returns None for an empty region).  Markers that do not pair up stop the
 release with file:line.  Nothing is written unless the whole release succeeds.
+
+The data set is the folder --data-dir (default src/data, the built-in world): the starter's src/data/ holds its
+four public files (kit/course.DATA_FILES) and the demo's world, src/data/demo/; the bundle grades with its held-out
+answers.  A folder that lacks a file or whose files are not of the course's shape is refused, in one sentence that
+names the file and the line (src/kit/datafolder.py, which also names the thresholds row that grades it).
 """
 
 import argparse
@@ -24,6 +31,8 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
+
+import srcpath
 
 ROOT = Path(__file__).resolve().parents[1]
 EXCLUDE_FILE = ROOT / "tools" / "release_exclude.txt"
@@ -156,13 +165,32 @@ def student_readme(root=ROOT):
     return INCLUDE.sub(section, text)
 
 
-def build_student(out_dir, root=ROOT):
-    """Write the student starter into out_dir (which must not exist or be empty); returns the file list."""
+def data_set(data_dir=None, need_answers=False, root=ROOT):
+    """The data set a release is built on (default src/data), checked, with its thresholds row: kit.datafolder's
+    rule, which class grading and the experiment share.  A folder it refuses is a ReleaseError, its sentence
+    unchanged."""
+    srcpath.use(root / "src")
+    from kit import datafolder
+
+    try:
+        return datafolder.data_set(data_dir or root / "src" / "data", need_answers=need_answers)
+    except datafolder.DataError as e:
+        raise ReleaseError(str(e)) from None
+
+
+def build_student(out_dir, root=ROOT, data_dir=None):
+    """Write the student starter into out_dir (which must not exist or be empty), on the data set in data_dir
+    (default src/data); returns the file list."""
     out_dir = Path(out_dir)
     if out_dir.exists() and any(out_dir.iterdir()):
         raise ReleaseError(f"{out_dir} is not empty; choose a new folder")
+    data = data_set(data_dir, root=root).folder
+    from kit import course
+
     patterns = exclude_patterns(root / "tools" / "release_exclude.txt")
-    files = [f for f in tracked_files(root) if not is_excluded(f, patterns)]
+    # src/data/'s own files are the data set's four (src/data/demo/, the demo's world, ships as it is)
+    files = [f for f in tracked_files(root) if not is_excluded(f, patterns) and Path(f).parent != Path("src/data")]
+    public = [f"src/data/{name}" for name in course.DATA_FILES.values()]
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".starter-", dir=out_dir.parent))  # same disk: rename is atomic
     try:
@@ -173,8 +201,11 @@ def build_student(out_dir, root=ROOT):
                 dst.write_text(strip_regions(src.read_text(encoding="utf-8"), rel), encoding="utf-8")
             else:
                 shutil.copy2(src, dst)
+        for rel in public:
+            (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(data / Path(rel).name, staging / rel)
         (staging / "README.md").write_text(student_readme(root), encoding="utf-8")
-        files.append("README.md")
+        files += public + ["README.md"]
         if out_dir.exists():
             out_dir.rmdir()
         staging.rename(out_dir)
@@ -198,16 +229,15 @@ def grading_files(root=ROOT):
     return json.loads(out.stdout.splitlines()[-1]) + ["kit/upload.py"]
 
 
-def build_autograder(out_zip, root=ROOT):
-    """Write the Gradescope bundle: setup.sh, run_autograder, autograder_run.py, requirements.txt,
-    starter/ (the student release), solution/ (the reference package), answers/birth_test.tsv."""
+def build_autograder(out_zip, root=ROOT, data_dir=None):
+    """Write the Gradescope bundle on the data set in data_dir (default src/data): setup.sh, run_autograder,
+    autograder_run.py, requirements.txt, starter/ (the student release), solution/ (the reference package),
+    answers/birth_test.tsv (the data set's held-out answers)."""
     out_zip = Path(out_zip)
-    answers = root / "src" / "data" / "birth_test.tsv"
-    if not answers.is_file():
-        raise ReleaseError(f"{answers} (the held-out answers) is missing; the bundle needs it")
+    answers = data_set(data_dir, need_answers=True, root=root).answers
     with tempfile.TemporaryDirectory() as tmp:
         bundle = Path(tmp) / "bundle"
-        build_student(bundle / "starter", root)
+        build_student(bundle / "starter", root, data_dir)
         missing = [n for n in grading_files(root) if not (bundle / "starter" / "src" / n).is_file()]
         if missing:
             raise ReleaseError(f"the starter lacks {', '.join(missing)}, which grading needs: take it out of "
@@ -243,14 +273,22 @@ def main(argv=None):
     s.add_argument("out_dir")
     a = sub.add_parser("autograder", help="write the Gradescope autograder bundle OUT.zip")
     a.add_argument("out_zip")
+    c = sub.add_parser("check", help="check the data folder a bundle would be built on, and name its thresholds "
+                                     "row; writes nothing")
+    for command in (s, a, c):
+        command.add_argument("--data-dir", help="the data set's folder: its wiki.txt, birth_places_train.tsv, "
+                             "birth_dev.tsv, birth_test_inputs.tsv and, for the bundle, birth_test.tsv, the "
+                             "held-out answers (default src/data, the built-in world)")
     args = p.parse_args(argv)
     try:
         if args.command == "student":
-            files = build_student(args.out_dir)
+            files = build_student(args.out_dir, data_dir=args.data_dir)
             print(f"wrote the student starter ({len(files)} files) to {args.out_dir}")
-        else:
-            build_autograder(args.out_zip)
+        elif args.command == "autograder":
+            build_autograder(args.out_zip, data_dir=args.data_dir)
             print(f"wrote the Gradescope autograder bundle to {args.out_zip}")
+        data = data_set(args.data_dir, need_answers=args.command != "student")
+        print(f"data: {data.folder}; accuracy thresholds: {data.describe()}")
     except ReleaseError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

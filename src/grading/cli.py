@@ -13,7 +13,7 @@ from pathlib import Path
 
 from grading import forkserver
 from grading import users  # users.privileged(), looked up when called: one patch of it reaches every caller
-from grading.points import find_solution, load_points, select_thresholds
+from grading.points import describe_row, find_solution, load_points, select_thresholds
 from grading.registry import POINTS_FILE, REGISTRY, SRC, settings
 from grading.report import (PENDING_MESSAGE, VISIBILITIES, concealed, first_screen, format_summary, points_of,
                             results_json)
@@ -209,9 +209,7 @@ def set_up(args, table, specs, order, opened):
         header.append("held-out answers: " + ("present" if have_answers else
                                              "not available - the hidden prediction tests are pending"))
         if have_answers:
-            how = f"recognised by its {settings.dataset_file}" if recognised else "data set not recognised, default row"
-            calibrated = "" if row.get("calibrated", True) else ", uncalibrated"
-            header.append(f"accuracy thresholds: '{row_name}' ({how}{calibrated})")
+            header.append(f"accuracy thresholds: {describe_row(row_name, row, recognised)}")
         own = None if args.submission_dir else submission_dir  # the checkout's own src/submission
         header += first_screen(specs, order, solution_dir, have_answers, own)
     setup = argparse.Namespace(submission_dir=submission_dir, predictions_dir=predictions_dir, data_dir=data_dir,

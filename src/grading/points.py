@@ -27,18 +27,35 @@ def normalized_sha256(path):
     return hashlib.sha256(data).hexdigest()
 
 
+def identity_key():
+    """The key of a thresholds row's list of the data sets it recognises: `<dataset_file>_sha256`, the SHA-256s of
+    that file (birth_dev.tsv: `birth_dev_sha256`)."""
+    return Path(settings.dataset_file or "").stem + "_sha256"
+
+
+def recognising_row(thresholds, digest):
+    """The name of the row whose identity_key() list holds digest, or None."""
+    return next((name for name, row in thresholds["rows"].items() if digest in row.get(identity_key(), [])), None)
+
+
 def select_thresholds(thresholds, data_dir):
-    """(row name, row, recognised) for the data set in data_dir: the row whose `<dataset_file>_sha256` list
-    holds the SHA-256 of that file (birth_dev.tsv: `birth_dev_sha256`), else the default row."""
+    """(row name, row, recognised) for the data set in data_dir: the row that recognises the SHA-256 of its
+    dataset_file (recognising_row), else the default row."""
     rows = thresholds["rows"]
-    default = thresholds.get("default", "course")
     path = Path(data_dir) / (settings.dataset_file or "")
     if settings.dataset_file and path.is_file():
-        digest, key = normalized_sha256(path), Path(settings.dataset_file).stem + "_sha256"
-        for name, row in rows.items():
-            if digest in row.get(key, []):
-                return name, row, True
+        name = recognising_row(thresholds, normalized_sha256(path))
+        if name is not None:
+            return name, rows[name], True
+    default = thresholds.get("default", "course")
     return default, rows[default], False
+
+
+def describe_row(row_name, row, recognised):
+    """How a grading names its thresholds row: "'course' (recognised by its birth_dev.tsv)", or "'course' (data set
+    not recognised, default row, uncalibrated)"."""
+    how = f"recognised by its {settings.dataset_file}" if recognised else "data set not recognised, default row"
+    return f"'{row_name}' ({how}{'' if row.get('calibrated', True) else ', uncalibrated'})"
 
 
 def find_solution(explicit):

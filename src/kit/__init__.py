@@ -10,7 +10,9 @@ plot_losses.py): the driver's side of the assignment, outside the student's file
   parts        the checks that a student part is still empty, named in one sentence
   fileio       atomic writes and the TSV reader
   upload       which file of an upload is graded (collect_submission, grade_class and Gradescope read it)
+  datafolder   a data folder checked against the course's shape, and its thresholds row (the instructor's
+               release, grade_class and experiment; the starter leaves it out)
 
-Nothing here is imported on import of the package: the grader's copy holds only course.py and fileio.py of it
-(grader.GRADING_FILES), and the other modules import the student's package.
+Nothing here is imported on import of the package: the grader's copy holds course.py, fileio.py and baseline.py
+of it (grader.GRADING_FILES), and most of the other modules import the student's package.
 """
