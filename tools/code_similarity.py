@@ -157,8 +157,8 @@ def flagged(pairs, threshold=THRESHOLD):
 
 
 def highlighted(fp, other_hashes):
-    """fp's file as HTML, its parts that match other_hashes in <mark>."""
-    slices, _ = matched_slices(fp, other_hashes)
+    """(fp's file as HTML, its parts that match other_hashes in <mark>; characters of filtered code matched)."""
+    slices, matched = matched_slices(fp, other_hashes)
     text, out, at = fp.raw_code, [], 0
     for start, end in zip(*slices.tolist()):
         start, end = max(start, at), min(end, len(text))
@@ -167,7 +167,7 @@ def highlighted(fp, other_hashes):
         out += [html.escape(text[at:start]), "<mark>", html.escape(text[start:end]), "</mark>"]
         at = end
     out.append(html.escape(text[at:]))
-    return "".join(out)
+    return "".join(out), matched
 
 
 PAGE = """<!DOCTYPE html>
@@ -175,15 +175,16 @@ PAGE = """<!DOCTYPE html>
 <style>
 body {{ font-family: sans-serif; margin: 1em; }}
 .cols {{ display: grid; grid-template-columns: 1fr 1fr; gap: 1em; }}
+.cols > div {{ min-width: 0; }}
 pre {{ background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: 12px; }}
 mark {{ background: #ffd36b; }}
-h3 {{ font-size: 1em; margin-bottom: .2em; }}
+summary {{ font-weight: bold; margin: .6em 0 .2em; cursor: pointer; }}
 </style></head><body>
 <p><a href="../{report}">back to the report</a></p>
 <h1>{title}</h1>
 <p>Score {score:.0%} ({a}: {score_a:.0%} of its own code matches; {b}: {score_b:.0%}).  Highlighted: the code
 that matches the other submission's, anywhere in its files, after names, comments and layout are set aside;
-what the starter gives everyone is never highlighted.  A match is evidence for a person to weigh, not a
+what the starter gives everyone is never highlighted.  Files without a match are folded: click to open.  A match is evidence for a person to weigh, not a
 verdict.</p>
 <div class="cols"><div><h2>{a}</h2>{left}</div><div><h2>{b}</h2>{right}</div></div>
 </body></html>
@@ -195,9 +196,11 @@ def side_by_side(pair, bodies, report_name):
     def column(mine, other):
         parts = []
         for name, fp in bodies[mine].files.items():
-            share = pair.per_file.get(name)
-            label = f" ({share:.0%} at most, either side)" if share is not None else " (no code of its own)"
-            parts.append(f"<h3>{html.escape(name)}{label}</h3><pre>{highlighted(fp, bodies[other].hashes)}</pre>")
+            code, matched = highlighted(fp, bodies[other].hashes)
+            label = (f"{matched / fp.token_coverage:.0%} of its own code matches" if fp.token_coverage else
+                     "no code of its own: the starter's")
+            parts.append(f"<details{' open' if matched else ''}><summary>{html.escape(name)} ({label})</summary>"
+                         f"<pre>{code}</pre></details>")
         return "\n".join(parts)
 
     return PAGE.format(title=html.escape(f"{pair.a} ~ {pair.b}"), report=html.escape(report_name),

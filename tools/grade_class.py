@@ -18,9 +18,16 @@ Outputs, beside --out (grades.csv):
                       files, code that does not import, a grader that did not finish)
   grades.pairs.csv    pairs of submissions whose prediction files agree on >= 98 % of their lines, wrong
                       answers included: possible copying, for a person to look at (also printed)
-  grades.png          histograms of the totals and accuracies (only when matplotlib is installed)
+  grades.similar.csv  pairs of submissions whose code, beyond what the starter gives everyone, is similar
+                      (tools/code_similarity.py: copydetect's fingerprints, blind to names, comments, layout
+                      and the order of functions): the pair's score, each file's, the most similar file
+  grades.similar/     per flagged pair, its matching code side by side (HTML)
+  grades.png          histograms of the totals, each part's points and the accuracies
+  report.html         one page: the histograms, the flagged pairs (linked to their side-by-side pages) and
+                      the submissions that were not graded, with the reason; open it in a browser
   grades.cache/       one result per submission; a re-run grades only new or changed submissions
                       (--regrade grades all of them again)
+Every output but the cache is readable by its owner alone: it holds students' grades and code.
 
 The reference solution for the hidden tests is this repository's src/submission (or --solution-dir); the
 held-out answers come from the data folder (--data-dir, default src/data).
@@ -59,7 +66,7 @@ import graderUtil  # noqa: E402  (the grader's harness: who may read what, as ro
 from kit import upload  # noqa: E402  (which files of an upload are graded: the same rule as on Gradescope)
 from grader import GOLD_FILES, GRADING_FILES  # noqa: E402  (the answer files; what a grading copy holds)
 # what the outputs are made of (tools/class_report.py): this script grades, that module reports
-from class_report import load_answers, submission_predictions, write_report  # noqa: E402
+from class_report import load_answers, submission_code, submission_predictions, write_report  # noqa: E402
 
 PIN = ("import os, sys; os.sched_setaffinity(0, {int(c) for c in sys.argv[1].split(',')}); "
        "os.execv(sys.argv[2], sys.argv[2:])")  # run the rest of the command line on the given cores
@@ -80,6 +87,12 @@ OPTIONAL_CODE = ["attention_exploration.py"]  # the written part's code: extra c
 def code_files():
     """The submission package's Python files (the reference's list)."""
     return sorted(p.name for p in (SRC / "submission").glob("*.py"))
+
+
+def student_code_files():
+    """The seven files of the submission package every student hands in (the written part's code is optional):
+    the files that are required, and that the code comparison reads."""
+    return [n for n in code_files() if n not in OPTIONAL_CODE]
 
 
 def deliverable_names():
@@ -320,6 +333,11 @@ def run(args):
     if dupes:
         raise UserError(f"two submissions share the name {dupes[0]} (a zip and a folder?); rename one")
 
+    try:  # the code comparison's library, checked before hours of grading
+        import copydetect  # noqa: F401
+    except ImportError:
+        raise UserError("the code comparison needs copydetect: pip install -r tools/requirements.txt") from None
+
     cpus = usable_cpus()
     jobs = args.jobs or len(cpus)
     cache = out.with_name(out.stem + ".cache")
@@ -347,7 +365,7 @@ def run(args):
                "solution_dir": solution, "timeout_scale": args.timeout_scale, "tests": args.tests,
                # the grader enforces each test's limit; this only guards against a grader that never ends
                "outer_timeout": (limits + 20 * len(test_ids)) * args.timeout_scale + 180,
-               "required": [n for n in code_files() if n not in OPTIONAL_CODE] + PREDICTION_FILES + PARAMS_FILES}
+               "required": student_code_files() + PREDICTION_FILES + PARAMS_FILES}
         settings = json.dumps({"tests": args.tests, "data": str(data_dir), "solution": str(solution_dir),
                                "scale": args.timeout_scale})
 
@@ -391,7 +409,12 @@ def run(args):
 
     answers = load_answers(data_dir)
     preds = {name: submission_predictions(path, deliverable_names()) for name, path in subs}
-    write_report(out, [(n, records[n]) for n in names], test_ids, preds, answers)
+    import code_similarity  # copydetect, found above
+
+    seven = student_code_files()
+    code = {name: submission_code(path, deliverable_names(), seven) for name, path in subs}
+    write_report(out, [(n, records[n]) for n in names], test_ids, preds, answers, code=code,
+                 boilerplate=code_similarity.boilerplate_code(solution_dir, seven), code_files=seven)
     return 0
 
 

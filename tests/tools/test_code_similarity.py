@@ -306,7 +306,7 @@ def test_the_side_by_side_page_marks_the_matching_code(tmp_path):
     assert "<h2>copy-moved</h2>" in page and 'href="../report.html"' in page
     # the moved class is marked in attention.py, where it now is, and in the reference's model.py
     left, right = page.split("<h2>copy-moved</h2>")[1].split("<h2>reference</h2>")
-    assert "<mark>" in left.split("<h3>attention.py")[1].split("</pre>")[0]
-    assert "<mark>" in right.split("<h3>model.py")[1].split("</pre>")[0]
-    assert "<mark>" not in right.split("<h3>attention.py")[1].split("</pre>")[0]  # the starter's, all of it
+    assert "<mark>" in left.split("<summary>attention.py")[1].split("</pre>")[0]
+    assert "<mark>" in right.split("<summary>model.py")[1].split("</pre>")[0]
+    assert "<mark>" not in right.split("<summary>attention.py")[1].split("</pre>")[0]  # the starter's, all of it
     assert pair.per_file["attention.py"] > 0.5 and "trainer.py" not in pair.per_file

@@ -426,3 +426,131 @@ def test_a_failure_of_grade_classs_own_costs_one_row_and_a_stuck_grader_is_stopp
     grade_class.stop(stuck)
     assert stuck.returncode == -signal.SIGKILL and time.monotonic() - started < 10
     assert reclaimed == [59999]
+
+
+# -- issue 52: the code comparison, the report page, and --jobs within the memory ------------------------------
+
+
+def class_folder(root, data):
+    """A class of the reference, the other correct readings and the planted copies (tests/tools/
+    test_code_similarity.py), two empty starters and a broken zip: folders of the seven files each, with
+    predictions of their own (no pair of them is flagged for its predictions) and stand-in params files."""
+    import test_code_similarity as similar
+
+    subs = root / "submissions"
+    subs.mkdir()
+    members = {**similar.the_class(), "empty-1": similar.starter(), "empty-2": similar.starter()}
+    for seed, (name, code) in enumerate(sorted(members.items()), 10):
+        (subs / name).mkdir()
+        files = {k: v for k, v in deliverables(data, seed).items() if not k.endswith(".py")}
+        files.update({k: v.encode() for k, v in code.items()})
+        for fname, content in files.items():
+            (subs / name / fname).write_bytes(content)
+    (subs / "broken.zip").write_bytes(b"PK\x03\x04 not a zip")
+    return subs, members
+
+
+def flagged_code_pairs(out):
+    with open(out.with_name("grades.similar.csv"), newline="", encoding="utf-8") as f:
+        return {(r["submission_a"], r["submission_b"]): r for r in csv.DictReader(f)}
+
+
+def check_class_report(out, members):
+    """grades.similar.csv and report.html of class_folder's class: every planted copy flagged with the reference,
+    no distinct pair, never the two empty starters; the page shows each flagged pair with its link, the
+    histograms, the submission that could not be graded and why; every output is its owner's alone."""
+    import stat
+
+    import test_code_similarity as similar
+
+    flagged = flagged_code_pairs(out)
+    names = sorted(members)
+    every = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    assert {p for p in every if similar.same_code(*p)} <= set(flagged), sorted(flagged)
+    assert not {p for p in every if similar.distinct(*p)} & set(flagged)
+    assert not any("empty-1" in p or "empty-2" in p for p in flagged)
+    row = flagged[("copy-moved", "reference")]
+    assert float(row["score"]) >= 0.9 and float(row["score:attention.py"]) > 0.5 and row["score:trainer.py"] == ""
+    assert row["most_similar_file"] in ("dataset.py", "model.py", "attention.py")
+    page = out.with_name("report.html").read_text(encoding="utf-8")
+    for (a, b), r in flagged.items():
+        assert f"<td>{a}</td><td>{b}</td>" in page and f'href="{r["side_by_side"]}"' in page
+        side = out.parent / r["side_by_side"]
+        assert f"<h2>{a}</h2>" in side.read_text(encoding="utf-8")
+        assert stat.S_IMODE(side.stat().st_mode) == 0o600
+    assert "<td>broken</td><td>cannot read the submission" in page and "data:image/png;base64," in page
+    for path in (out, out.with_name("grades.similar.csv"), out.with_name("grades.pairs.csv"),
+                 out.with_name("report.html"), out.with_suffix(".png")):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    assert stat.S_IMODE(out.with_name("grades.similar").stat().st_mode) == 0o700
+
+
+def fake_graded(name, path, cfg, cpus):
+    """grade_one's record of a submission graded at full marks in 1e-0-basic, without a grader."""
+    if path.suffix == ".zip":
+        return {"version": grade_class.CACHE_VERSION, "name": name, "fingerprint": grade_class.fingerprint(path),
+                "graded": False, "results": None, "problems": ["cannot read the submission: broken; not graded"],
+                "files": [], "seconds": 0.0}
+    test = {"number": "1e-0-basic", "score": POINTS["1e-0-basic"], "max_score": POINTS["1e-0-basic"],
+            "extra_data": {"status": "passed"}}
+    return {"version": grade_class.CACHE_VERSION, "name": name, "fingerprint": grade_class.fingerprint(path),
+            "graded": True, "results": {"score": test["score"], "tests": [test]}, "problems": [], "files": [],
+            "seconds": 0.0}
+
+
+def test_a_class_report_flags_every_planted_copy_and_no_distinct_pair(tmp_path, data, monkeypatch):
+    """grade_class's outputs of a class (the grading itself faked: the comparison reads the code, not the
+    results): grades.similar.csv, the side-by-side pages and report.html, private whatever the umask."""
+    import os
+
+    subs, members = class_folder(tmp_path, data)
+    monkeypatch.setattr(grade_class, "grade_one", fake_graded)
+    out = tmp_path / "grades.csv"
+    old = os.umask(0o022)
+    try:
+        assert grade_class.main([str(subs), "--out", str(out), "--data-dir", str(data), "--tests", "1e-0-basic"]) == 0
+    finally:
+        os.umask(old)
+    check_class_report(out, members)
+
+
+def screenshot(page, png, tmp_path):
+    """Render page in Debian's headless Chromium into png (1200 x 2400)."""
+    subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync", "--no-first-run",
+                    f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1200,2400",
+                    f"--screenshot={png}", page.as_uri()], capture_output=True, timeout=120, check=True)
+
+
+@pytest.mark.grader
+def test_a_class_graded_by_grade_class_reports_the_copies_on_a_page_that_renders(tmp_path, data):
+    """The class of the reference, the other readings, the planted copies and two empty starters, graded by
+    grade_class (one quick test each): the copies are flagged, no distinct pair, and report.html renders in a
+    real browser (headless Chromium, where it is installed: CI has none)."""
+    import os
+    import shutil
+
+    subs, members = class_folder(tmp_path, data)
+    out = tmp_path / "grades.csv"
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "grade_class.py"), str(subs), "--out", str(out),
+                           "--data-dir", str(data), "--tests", "1e-0-basic"],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = read_csv(out)
+    assert rows["reference"]["1e-0-basic"] == f"{POINTS['1e-0-basic']:g}" and rows["empty-1"]["1e-0-basic"] == "0"
+    check_class_report(out, members)
+    assert "copy-moved ~ reference" in proc.stdout
+    if not shutil.which("chromium"):
+        pytest.skip("chromium is not installed (apt-get install chromium): the page was not rendered")
+    png = tmp_path / "report.png"
+    screenshot(out.with_name("report.html"), png, tmp_path)
+    from PIL import Image  # matplotlib's own dependency
+
+    with Image.open(png) as image:
+        assert image.size == (1200, 2400)
+        colours = image.convert("RGB").getcolors(maxcolors=1 << 20) or []
+    # text, table borders and the histograms' bars: a blank or unstyled error page has a handful of colours
+    assert len(colours) > 200, len(colours)
+    if os.environ.get("KEEP_REPORT_SCREENSHOT"):  # for a person to look at: KEEP_REPORT_SCREENSHOT=DIR
+        shutil.copy(png, os.environ["KEEP_REPORT_SCREENSHOT"])
+
