@@ -10,7 +10,8 @@ src/submission/ or under one folder) or a folder. Each one is graded exactly lik
 deliverables (the submission package's .py files, the six prediction files and the params files) are laid
 into a fresh temporary copy of this repository's grader, and `python grader.py --json results.json` runs
 there in a subprocess, with the grader's own per-test worker processes and time limits. Several submissions
-are graded at a time (--jobs, default: the usable cores; each grader is pinned to its share of them).
+are graded at a time (--jobs, default: the usable cores, fewer where the memory would not hold that many
+gradings' limits; each grader is pinned to its share of them).
 
 Outputs, beside --out (grades.csv):
   grades.csv          one row per submission: per-test points, total, accuracy of each prediction file
@@ -67,6 +68,7 @@ from kit import upload  # noqa: E402  (which files of an upload are graded: the 
 from grader import GOLD_FILES, GRADING_FILES  # noqa: E402  (the answer files; what a grading copy holds)
 # what the outputs are made of (tools/class_report.py): this script grades, that module reports
 from class_report import load_answers, submission_code, submission_predictions, write_report  # noqa: E402
+from grading.worker import THREAD_ADDRESS_SPACE, WORKER_ADDRESS_SPACE  # noqa: E402  (a grading's memory limits)
 
 PIN = ("import os, sys; os.sched_setaffinity(0, {int(c) for c in sys.argv[1].split(',')}); "
        "os.execv(sys.argv[2], sys.argv[2:])")  # run the rest of the command line on the given cores
@@ -274,7 +276,10 @@ def build_parser():
     p.add_argument("--data-dir", help="folder with wiki.txt and the birthplace TSVs, including the held-out "
                                       "birth_test.tsv (default src/data)")
     p.add_argument("--solution-dir", help="the reference solution package folder (default src/submission)")
-    p.add_argument("--jobs", type=int, default=None, help="submissions graded at a time (default: usable cores)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="submissions graded at a time (default: the usable cores, and no more than the memory "
+                        f"holds: each grading's workers may take {WORKER_ADDRESS_SPACE / (1 << 30):g} GiB, plus "
+                        f"{THREAD_ADDRESS_SPACE >> 20} MiB per core)")
     p.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every time limit of the grader")
     p.add_argument("--tests", nargs="+", default=[], help="grade only these test ids or parts (e.g. 1d 1e-0-basic)")
     p.add_argument("--regrade", action="store_true", help="grade every submission again, ignoring the cache")
@@ -286,6 +291,25 @@ def usable_cpus():
         return sorted(os.sched_getaffinity(0))
     except AttributeError:
         return list(range(os.cpu_count() or 1))
+
+
+def physical_memory():
+    """Bytes of memory of this machine, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def default_jobs(cores, memory):
+    """Submissions graded at a time without --jobs: one per usable core, and only as many as the memory holds.
+    Each grading's workers may take WORKER_ADDRESS_SPACE plus THREAD_ADDRESS_SPACE per core it computes on (the
+    grader's own limits, grading/worker.py): jobs gradings on `cores` cores may take jobs * WORKER_ADDRESS_SPACE
+    + cores * THREAD_ADDRESS_SPACE together (64 cores and 16 GiB: 1 at a time, not 64)."""
+    if memory is None:
+        return cores
+    fits = (memory - cores * THREAD_ADDRESS_SPACE) // WORKER_ADDRESS_SPACE
+    return max(1, min(cores, fits))
 
 
 def list_tests(grader_dir, tests):
@@ -339,7 +363,7 @@ def run(args):
         raise UserError("the code comparison needs copydetect: pip install -r tools/requirements.txt") from None
 
     cpus = usable_cpus()
-    jobs = args.jobs or len(cpus)
+    jobs = args.jobs or default_jobs(len(cpus), physical_memory())
     cache = out.with_name(out.stem + ".cache")
     cache.mkdir(exist_ok=True)
 

@@ -554,3 +554,25 @@ def test_a_class_graded_by_grade_class_reports_the_copies_on_a_page_that_renders
     if os.environ.get("KEEP_REPORT_SCREENSHOT"):  # for a person to look at: KEEP_REPORT_SCREENSHOT=DIR
         shutil.copy(png, os.environ["KEEP_REPORT_SCREENSHOT"])
 
+
+def test_jobs_by_default_are_as_many_as_the_memory_holds(tmp_path, monkeypatch, capsys):
+    """Without --jobs, one grading per core, and no more than the memory holds: each grading's workers may take
+    4 GiB plus 256 MiB per core (grading/worker.py).  64 cores and 16 GiB grade one at a time (64 at a time asked
+    for 4.2 times the memory); 8 cores and 24 GiB, 5.  The help says so."""
+    subs = tmp_path / "submissions"
+    for name in ("ann", "bob", "cat"):
+        (subs / name).mkdir(parents=True)
+        (subs / name / "model.py").write_text("x = 1\n", encoding="utf-8")
+    monkeypatch.setattr(grade_class, "grade_one", fake_graded)
+    monkeypatch.setattr(grade_class, "usable_cpus", lambda: list(range(64)))
+    monkeypatch.setattr(grade_class, "physical_memory", lambda: 16 << 30)
+    argv = [str(subs), "--out", str(tmp_path / "grades.csv"), "--tests", "1e-0-basic", "--regrade"]
+    assert grade_class.main(argv) == 0
+    assert "3 to grade, 1 at a time" in capsys.readouterr().out
+    monkeypatch.setattr(grade_class, "physical_memory", lambda: 128 << 30)
+    assert grade_class.main(argv) == 0
+    assert "3 to grade, 3 at a time" in capsys.readouterr().out
+    assert grade_class.default_jobs(8, 24 << 30) == 5 and grade_class.default_jobs(2, 24 << 30) == 2
+    assert grade_class.default_jobs(4, None) == 4 and grade_class.default_jobs(4, 1 << 30) == 1
+    jobs = next(a for a in grade_class.build_parser()._actions if a.dest == "jobs")
+    assert "memory" in jobs.help and "4 GiB" in jobs.help and "256 MiB per core" in jobs.help
