@@ -184,8 +184,8 @@ summary {{ font-weight: bold; margin: .6em 0 .2em; cursor: pointer; }}
 <h1>{title}</h1>
 <p>Score {score:.0%} ({a}: {score_a:.0%} of its own code matches; {b}: {score_b:.0%}).  Highlighted: the code
 that matches the other submission's, anywhere in its files, after names, comments and layout are set aside;
-what the starter gives everyone is never highlighted.  Files without a match are folded: click to open.  A match is evidence for a person to weigh, not a
-verdict.</p>
+what the starter gives everyone is never highlighted.  Files without a match are folded: click to open.  A
+match is evidence for a person to weigh, not a verdict.</p>
 <div class="cols"><div><h2>{a}</h2>{left}</div><div><h2>{b}</h2>{right}</div></div>
 </body></html>
 """

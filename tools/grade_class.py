@@ -357,10 +357,17 @@ def run(args):
     if dupes:
         raise UserError(f"two submissions share the name {dupes[0]} (a zip and a folder?); rename one")
 
-    try:  # the code comparison's library, checked before hours of grading
-        import copydetect  # noqa: F401
+    try:  # the code comparison's library and its boilerplate (the starter's code), before hours of grading
+        import code_similarity
     except ImportError:
         raise UserError("the code comparison needs copydetect: pip install -r tools/requirements.txt") from None
+    from release import ReleaseError
+
+    try:
+        boilerplate = code_similarity.boilerplate_code(solution_dir, student_code_files())
+    except ReleaseError as e:
+        raise UserError(f"--solution-dir: {e}; the starter's code, which the code comparison leaves out, "
+                        "cannot be made from it") from None
 
     cpus = usable_cpus()
     jobs = args.jobs or default_jobs(len(cpus), physical_memory())
@@ -433,12 +440,10 @@ def run(args):
 
     answers = load_answers(data_dir)
     preds = {name: submission_predictions(path, deliverable_names()) for name, path in subs}
-    import code_similarity  # copydetect, found above
-
     seven = student_code_files()
     code = {name: submission_code(path, deliverable_names(), seven) for name, path in subs}
     write_report(out, [(n, records[n]) for n in names], test_ids, preds, answers, code=code,
-                 boilerplate=code_similarity.boilerplate_code(solution_dir, seven), code_files=seven)
+                 boilerplate=boilerplate, code_files=seven)
     return 0
 
 

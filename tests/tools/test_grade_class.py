@@ -576,3 +576,27 @@ def test_jobs_by_default_are_as_many_as_the_memory_holds(tmp_path, monkeypatch, 
     assert grade_class.default_jobs(4, None) == 4 and grade_class.default_jobs(4, 1 << 30) == 1
     jobs = next(a for a in grade_class.build_parser()._actions if a.dest == "jobs")
     assert "memory" in jobs.help and "4 GiB" in jobs.help and "256 MiB per core" in jobs.help
+
+
+def test_a_comparison_that_cannot_run_stops_before_any_grading(tmp_path, monkeypatch, capsys):
+    """Without copydetect, or with a reference whose student regions do not pair up (no starter can be made from
+    it), grade_class says so in one sentence before it grades anything (not after hours of grading)."""
+    subs = tmp_path / "submissions"
+    (subs / "ann").mkdir(parents=True)
+    (subs / "ann" / "model.py").write_text("x = 1\n", encoding="utf-8")
+    graded = []
+    monkeypatch.setattr(grade_class, "grade_one", lambda *a: graded.append(a))
+    argv = [str(subs), "--out", str(tmp_path / "grades.csv"), "--tests", "1e-0-basic"]
+    solution = tmp_path / "solution"
+    solution.mkdir()
+    for path in (SRC / "submission").glob("*.py"):
+        (solution / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    with open(solution / "model.py", "a", encoding="utf-8") as f:
+        f.write("\n### START CODE HERE ###\n")
+    assert grade_class.main(argv + ["--solution-dir", str(solution)]) == 2
+    err = capsys.readouterr().err
+    assert "model.py" in err and "START marker is never closed" in err and err.count("\n") == 1, err
+    monkeypatch.setitem(sys.modules, "code_similarity", None)  # as if copydetect were not installed
+    assert grade_class.main(argv) == 2
+    assert "pip install -r tools/requirements.txt" in capsys.readouterr().err
+    assert graded == [] and not (tmp_path / "grades.csv").exists()
