@@ -275,6 +275,18 @@ def test_every_planted_copy_is_flagged_and_no_distinct_pair(capsys):
     assert {pair for pair in every if same_code(*pair)} <= flagged
     assert not {pair for pair in every if distinct(*pair)} & flagged
     assert min(copies) >= code_similarity.THRESHOLD + 0.25 and max(apart) <= code_similarity.THRESHOLD - 0.25
+    # docs/instructor.md states these numbers: they are the ones measured here
+    doc = (ROOT / "docs" / "instructor.md").read_text(encoding="utf-8")
+    low = min(s for s in apart if s > 0)
+    stated = [f"| a planted copy and the reference ({len(copies)}) | {min(copies):.3f} to {max(copies):.3f} |",
+              f"| distinct solutions ({len(apart)}, the copies against the readings included) | "
+              f"{'0' if min(apart) == 0 else f'{low:.3f}'} to {max(apart):.3f} |",
+              f"At a threshold of {code_similarity.THRESHOLD:g} every copy is flagged with a margin of "
+              f"{min(copies) - code_similarity.THRESHOLD:.3f}",
+              f"with a margin of\n{code_similarity.THRESHOLD - max(apart):.3f}.",
+              f"A pair is flagged from {code_similarity.THRESHOLD:g}, if the match covers at least "
+              f"{code_similarity.MIN_MATCHED} characters"]
+    assert [line for line in stated if line not in doc] == []
 
 
 def test_the_code_the_handout_dictates_is_boilerplate():

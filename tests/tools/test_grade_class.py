@@ -576,6 +576,9 @@ def test_jobs_by_default_are_as_many_as_the_memory_holds(tmp_path, monkeypatch, 
     assert grade_class.default_jobs(4, None) == 4 and grade_class.default_jobs(4, 1 << 30) == 1
     jobs = next(a for a in grade_class.build_parser()._actions if a.dest == "jobs")
     assert "memory" in jobs.help and "4 GiB" in jobs.help and "256 MiB per core" in jobs.help
+    doc = (ROOT / "docs" / "instructor.md").read_text(encoding="utf-8")
+    assert "workers may take 4 GiB plus 256 MiB per core" in " ".join(doc.split())
+    assert grade_class.default_jobs(64, 16 << 30) == 1 and "on 64 cores\nwith 16 GiB it grades one at a time" in doc
 
 
 def test_a_comparison_that_cannot_run_stops_before_any_grading(tmp_path, monkeypatch, capsys):
