@@ -104,19 +104,37 @@ def bound_names(text):
     return {n for n in names - imported - KEEP if not n.startswith("__")}
 
 
+def edited(text, edit):
+    """text with each token replaced by edit(token, state) where that returns a string (None: kept), in place:
+    the rest of the layout is kept, on every Python (tokenize's own untokenize spaces tokens its own way, and
+    differently from 3.12 on, where it splits f-strings).  Names inside f-strings are never edited."""
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    state = {"fstring": 0, "prev": tokenize.NEWLINE, "comments": 0}
+    edits = []
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        kind = tokenize.tok_name[tok.type]
+        state["fstring"] += kind == "FSTRING_START"
+        state["fstring"] -= kind == "FSTRING_END"
+        new = None if state["fstring"] else edit(tok, state)
+        if new is not None:
+            edits.append((starts[tok.start[0] - 1] + tok.start[1], starts[tok.end[0] - 1] + tok.end[1], new))
+        if tok.type not in (tokenize.COMMENT, tokenize.NL):
+            state["prev"] = tok.type
+    for start, end, new in reversed(edits):
+        text = text[:start] + new + text[end:]
+    ast.parse(text)  # still Python
+    return text
+
+
 def renamed(files):
     """Every name each file binds renamed, consistently, wherever it appears; the layout kept."""
     out = {}
     for name, text in files.items():
         bound = bound_names(text)
-        lines = text.splitlines(keepends=True)
-        # right to left on each line, so that the columns tokenize gave still hold
-        for tok in reversed(list(tokenize.generate_tokens(io.StringIO(text).readline))):
-            if tok.type == tokenize.NAME and tok.string in bound:
-                (row, col), (_, end) = tok.start, tok.end
-                lines[row - 1] = lines[row - 1][:col] + "my_" + tok.string[::-1].strip("_") + lines[row - 1][end:]
-        out[name] = "".join(lines)
-        ast.parse(out[name])  # still Python
+        out[name] = edited(text, lambda tok, _: "my_" + tok.string[::-1].strip("_")
+                           if tok.type == tokenize.NAME and tok.string in bound else None)
     return out
 
 
@@ -160,26 +178,19 @@ def reordered(files):
 
 
 def recommented(files):
-    """Every comment and docstring rewritten, and blank lines added between statements."""
-    out = {}
-    for name, text in files.items():
-        toks, k, prev = [], 0, tokenize.NEWLINE
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            string = tok.string
-            if tok.type == tokenize.COMMENT:
-                k += 1
-                string = f"# step {k}: what happens here, in my own words"
-            elif tok.type == tokenize.STRING and prev in (tokenize.NEWLINE, tokenize.INDENT, tokenize.NL) \
-                    and string.startswith(('"""', "'''")):
-                string = '"""My notes on this part."""'
-            elif tok.type == tokenize.NEWLINE:
-                string = "\n\n"
-            toks.append((tok.type, string))
-            if tok.type not in (tokenize.COMMENT, tokenize.NL):
-                prev = tok.type
-        out[name] = tokenize.untokenize(toks)
-        ast.parse(out[name])
-    return out
+    """Every comment and docstring rewritten, and a blank line added after every statement."""
+    def rewrite(tok, state):
+        if tok.type == tokenize.COMMENT:
+            state["comments"] += 1
+            return f"# step {state['comments']}: what happens here, in my own words"
+        if (tok.type == tokenize.STRING and tok.string.startswith(('"""', "'''"))
+                and state["prev"] in (tokenize.NEWLINE, tokenize.INDENT, tokenize.NL)):
+            return '"""My notes on this part."""'
+        if tok.type == tokenize.NEWLINE and tok.string:
+            return tok.string + "\n"
+        return None
+
+    return {name: edited(text, rewrite) for name, text in files.items()}
 
 
 def defined(text):
