@@ -17,8 +17,6 @@ import re
 import textwrap
 import tokenize
 
-import pytest
-
 from conftest import ROOT, SRC
 
 import code_similarity
@@ -32,7 +30,7 @@ def reference():
     return {name: (SRC / "submission" / name).read_text(encoding="utf-8") for name in SEVEN}
 
 
-def starter():
+def emptied():
     """The seven files as the student starter has them (tools/release.py empties every student region)."""
     return {name: release.strip_regions(text, name) for name, text in reference().items()}
 
@@ -67,12 +65,12 @@ def readings():
     }
     out = {}
     for name, (file, code) in chosen.items():
-        files = starter()
+        files = emptied()
         files[file] += "\n\n" + textwrap.dedent(code)
         out[name] = files
     # a student who wrote both of these parts in their own words, and helper.py's part as the handout dictates it,
     # line by line: as the reference does
-    out["own-parts-dictated-helper"] = {**starter(), "helper.py": reference()["helper.py"],
+    out["own-parts-dictated-helper"] = {**emptied(), "helper.py": reference()["helper.py"],
                                         "dataset.py": out["dataset-ids"]["dataset.py"],
                                         "model.py": out["perceiver-own-attention"]["model.py"]}
     return out
@@ -252,8 +250,8 @@ def distinct(a, b):
 
 
 def test_the_planted_copies_are_the_edits_they_say():
-    """Each planted copy differs from the reference where it says, and only the starter-emptied regions' code
-    plus those edits: a check of the generators, without which the next test shows nothing."""
+    """Each planted copy is the edit it says it is: a check of the generators, without which the next test
+    shows nothing."""
     ref = reference()
     copies = planted_copies()
     assert copies["copy-renamed"]["helper.py"] != ref["helper.py"] and "my_" in copies["copy-renamed"]["helper.py"]
@@ -312,9 +310,10 @@ def test_the_code_the_handout_dictates_is_boilerplate():
     assert "helper.py" not in pair.per_file and pair.score < code_similarity.THRESHOLD - 0.25
 
 
-def test_the_starter_never_makes_a_pair_similar():
-    """Two empty starters share every line, all of it the starter's: no fingerprint is left, no pair."""
-    base = starter()
+def test_the_starter_never_makes_a_pair_similar(starter):
+    """Two empty starters, as tools/release.py writes the starter, share every line, all of it the starter's: no
+    fingerprint is left, no pair."""
+    base = {name: (starter / "src" / "submission" / name).read_text(encoding="utf-8") for name in SEVEN}
     pairs, bodies = code_similarity.all_pairs({"empty-1": base, "empty-2": dict(base)}, boilerplate())
     assert bodies["empty-1"].coverage == bodies["empty-2"].coverage == 0
     assert pairs == [] and code_similarity.flagged(pairs) == []

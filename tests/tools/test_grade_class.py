@@ -439,7 +439,7 @@ def class_folder(root, data):
 
     subs = root / "submissions"
     subs.mkdir()
-    members = {**similar.the_class(), "empty-1": similar.starter(), "empty-2": similar.starter()}
+    members = {**similar.the_class(), "empty-1": similar.emptied(), "empty-2": similar.emptied()}
     for seed, (name, code) in enumerate(sorted(members.items()), 10):
         (subs / name).mkdir()
         files = {k: v for k, v in deliverables(data, seed).items() if not k.endswith(".py")}
