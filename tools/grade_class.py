@@ -28,7 +28,8 @@ Outputs, beside --out (grades.csv):
                       the submissions that were not graded, with the reason; open it in a browser
   grades.cache/       one result per submission; a re-run grades only new or changed submissions
                       (--regrade grades all of them again)
-Every output but the cache is readable by its owner alone: it holds students' grades and code.
+Every output is readable by its owner alone (the folders by their owner alone): it holds students' grades and
+code.
 
 The reference solution for the hidden tests is this repository's src/submission (or --solution-dir); the
 held-out answers come from the data folder (--data-dir, default src/data).
@@ -372,7 +373,8 @@ def run(args):
     cpus = usable_cpus()
     jobs = args.jobs or default_jobs(len(cpus), physical_memory())
     cache = out.with_name(out.stem + ".cache")
-    cache.mkdir(exist_ok=True)
+    cache.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(cache, 0o700)  # its records hold the grades: its owner's alone, as the other outputs
 
     root = graderUtil.privileged()
     if root:

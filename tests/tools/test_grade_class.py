@@ -482,7 +482,8 @@ def check_class_report(out, members):
     for path in (out, out.with_name("grades.similar.csv"), out.with_name("grades.pairs.csv"),
                  out.with_name("report.html"), out.with_suffix(".png")):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
-    assert stat.S_IMODE(out.with_name("grades.similar").stat().st_mode) == 0o700
+    for folder in ("grades.similar", "grades.cache"):
+        assert stat.S_IMODE(out.with_name(folder).stat().st_mode) == 0o700, folder
 
 
 def fake_graded(name, path, cfg, cpus):
