@@ -28,8 +28,8 @@ Outputs, beside --out (grades.csv):
                       the submissions that were not graded, with the reason; open it in a browser
   grades.cache/       one result per submission; a re-run grades only new or changed submissions
                       (--regrade grades all of them again)
-Every output is readable by its owner alone (the folders by their owner alone): it holds students' grades and
-code.
+Every output is its owner's alone (files 0600, folders 0700), whatever the umask: they hold students' grades
+and code.
 
 The reference solution for the hidden tests is this repository's src/submission (or --solution-dir); the
 held-out answers come from the data folder (--data-dir, default src/data).

@@ -552,14 +552,14 @@ def test_a_class_graded_by_grade_class_reports_the_copies_on_a_page_that_renders
         colours = image.convert("RGB").getcolors(maxcolors=1 << 20) or []
     # text, table borders and the histograms' bars: a blank or unstyled error page has a handful of colours
     assert len(colours) > 200, len(colours)
-    if os.environ.get("KEEP_REPORT_SCREENSHOT"):  # for a person to look at: KEEP_REPORT_SCREENSHOT=DIR
+    if os.environ.get("KEEP_REPORT_SCREENSHOT"):  # for a person to look at: KEEP_REPORT_SCREENSHOT=PATH
         shutil.copy(png, os.environ["KEEP_REPORT_SCREENSHOT"])
 
 
 def test_jobs_by_default_are_as_many_as_the_memory_holds(tmp_path, monkeypatch, capsys):
     """Without --jobs, one grading per core, and no more than the memory holds: each grading's workers may take
     4 GiB plus 256 MiB per core (grading/worker.py).  64 cores and 16 GiB grade one at a time (64 at a time asked
-    for 4.2 times the memory); 8 cores and 24 GiB, 5.  The help says so."""
+    for 272 GiB); 8 cores and 24 GiB, 5.  The help and docs/instructor.md say so."""
     subs = tmp_path / "submissions"
     for name in ("ann", "bob", "cat"):
         (subs / name).mkdir(parents=True)
