@@ -219,7 +219,7 @@ def planted_copies():
 
 @functools.lru_cache(maxsize=None)
 def measured():
-    """(pairs, bodies) of the class of distinct solutions and planted copies, with the starter as boilerplate."""
+    """(pairs, bodies) of the class of distinct solutions and planted copies, with grade_class's boilerplate."""
     return code_similarity.all_pairs(the_class(), boilerplate())
 
 
