@@ -1,13 +1,22 @@
 """What a graded class is reported as: one row of grades.csv per submission (per-test points, total, the
 accuracy of each prediction file against the answers, the problems found), the pairs of submissions whose
-prediction files are nearly identical (possible copying, grades.pairs.csv) and the histograms (grades.png).
+prediction files are nearly identical (possible copying, grades.pairs.csv), the pairs whose code is
+(grades.similar.csv, with the matching code side by side in grades.similar/), the histograms (grades.png) and one
+page that shows all of it (report.html).
 
 tools/grade_class.py grades the submissions and hands their results here; nothing here runs a grader.  The
-prediction files are read from each submission as the grader chose them (src/kit/upload.py) and scored against the
-answers in the data folder.
+prediction files and the code are read from each submission as the grader chose them (src/kit/upload.py); the
+predictions are scored against the answers in the data folder, the code compared by tools/code_similarity.py.
+
+Every output holds students' grades or code: each is written readable and writable by its owner alone (0600,
+the side-by-side folder 0700), whatever the umask.
 """
 
+import base64
+import contextlib
 import csv
+import html
+import os
 from pathlib import Path
 
 import srcpath
@@ -49,19 +58,34 @@ def load_answers(data_dir):
 PREDICTION_BYTES = 1 << 20
 
 
-def submission_predictions(path, names):
-    """{prediction file: [lines]} read straight from the submission (zip or folder), the copies the grader
-    graded; {} if unreadable.  names: every deliverable's name (grade_class's deliverable_names()), as the
-    upload's rule picks which copy of a file is graded from all of them, not from the prediction files alone."""
-    preds = {}
+def submission_texts(path, names, wanted, limit):
+    """{file: text} of the files `wanted` read straight from the submission (zip or folder), the copies the grader
+    graded, each at most `limit` bytes (a larger one is left out); {} if unreadable.  names: every deliverable's
+    name (grade_class's deliverable_names()), as the upload's rule picks which copy of a file is graded from all
+    of them, not from the wanted ones alone."""
+    texts = {}
     try:
         with upload.Upload(path) as up:
             for fname, rel in up.choose(names).chosen.items():
-                if fname in PREDICTION_FILES and up.size(rel) <= PREDICTION_BYTES:
-                    preds[fname] = split_lines(up.read(rel, PREDICTION_BYTES).decode("utf-8", errors="replace"))
+                if fname in wanted and up.size(rel) <= limit:
+                    texts[fname] = up.read(rel, limit).decode("utf-8", errors="replace")
     except (OSError, ValueError):  # upload.UploadError is a ValueError
         return {}
-    return preds
+    return texts
+
+
+def submission_predictions(path, names):
+    """{prediction file: [lines]} of the submission, as the grader graded them; {} if unreadable."""
+    texts = submission_texts(path, names, PREDICTION_FILES, PREDICTION_BYTES)
+    return {fname: split_lines(text) for fname, text in texts.items()}
+
+
+CODE_BYTES = 1 << 20  # a student's .py file is a few KB; a larger one is not compared
+
+
+def submission_code(path, names, code_files):
+    """{file: source text} of the submission's code_files (the seven student files), as the grader graded them."""
+    return submission_texts(path, names, code_files, CODE_BYTES)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -113,8 +137,18 @@ def similar_pairs(preds_by_name, answers, threshold=SIMILAR):
 # interrupted run never leaves half a file in place of an earlier one).
 
 
-def write_csv(path, header, rows):
+@contextlib.contextmanager
+def private_path(path):
+    """atomic_path, with the temporary file made readable and writable by its owner alone before anything is
+    written to it (the writers open it again and keep its mode)."""
     with atomic_path(path) as tmp:
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+        os.chmod(tmp, 0o600)  # whatever the umask
+        yield tmp
+
+
+def write_csv(path, header, rows):
+    with private_path(path) as tmp:
         # newline="": the csv module writes "\r\n"; a name that is not UTF-8 (a surrogate) is written escaped
         with open(tmp, "w", newline="", encoding="utf-8", errors="backslashreplace") as f:
             w = csv.writer(f)
@@ -154,8 +188,24 @@ def grade_rows(records, test_ids, preds, answers):
     return header, rows, totals, accs
 
 
-def plot(path, totals, accs):
-    """Histograms of the totals and of each prediction file's accuracy, if matplotlib is installed."""
+def part_points(records, test_ids):
+    """{part: [points]}: per part of the assignment (a test id's first field: 1c, 1e, 3a, ...), the points each
+    graded submission earned in its tests (a pending test counts 0)."""
+    parts = {}
+    for tid in test_ids:
+        parts.setdefault(tid.split("-")[0], set()).add(tid)
+    out = {part: [] for part in parts}
+    for _, rec in records:
+        if rec.get("graded"):
+            by_id = {t.get("number"): t for t in (rec.get("results") or {}).get("tests", [])}
+            for part, ids in parts.items():
+                out[part].append(sum(by_id[t].get("score", 0) for t in ids if t in by_id))
+    return out
+
+
+def plot(path, totals, accs, parts=None):
+    """Histograms of the totals, of each part's points and of each prediction file's accuracy, if matplotlib is
+    installed."""
     try:
         import matplotlib
 
@@ -163,28 +213,33 @@ def plot(path, totals, accs):
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    panels = [("total points", totals)] + [(f, v) for f, v in accs.items() if v]
+    panels = ([("total points", totals)] + [(f"part {p}: points", v) for p, v in (parts or {}).items() if v]
+              + [(f, v) for f, v in accs.items() if v])
     cols = 2
     rows = (len(panels) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(10, 3 * rows), squeeze=False)
-    for k, (ax, (title, values)) in enumerate(zip(axes.flat, panels)):
-        ax.hist(values, bins=20, range=None if k == 0 else (0, 1))
+    for ax, (title, values) in zip(axes.flat, panels):
+        points = title.endswith("points")
+        ax.hist(values, bins=20, range=None if points else (0, 1))
         ax.set_title(title, fontsize=9)
-        ax.set_xlabel("points" if k == 0 else "accuracy")
+        ax.set_xlabel("points" if points else "accuracy")
         ax.set_ylabel("submissions")
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     fig.tight_layout()
-    with atomic_path(path) as tmp:  # the temporary name keeps the .png, from which savefig picks the format
+    with private_path(path) as tmp:  # the temporary name keeps the .png, from which savefig picks the format
         fig.savefig(tmp)
     plt.close(fig)
     return True
 
 
-def write_report(out, ordered, test_ids, preds, answers):
-    """Write grades.csv (out), grades.pairs.csv and grades.png, and print what a person should look at: the
-    problems of each submission and the pairs flagged as possible copying.  ordered: (name, cache record) of
-    every submission in the CSV's order; preds: {name: submission_predictions(...)}; answers: load_answers()."""
+def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=None, code_files=()):
+    """Write grades.csv (out), grades.pairs.csv, grades.png, grades.similar.csv with grades.similar/ and
+    report.html, and print what a person should look at: the problems of each submission and the pairs flagged
+    as possible copying.  ordered: (name, cache record) of every submission in the CSV's order; preds: {name:
+    submission_predictions(...)}; answers: load_answers(); code: {name: submission_code(...)} (None: no code
+    comparison); boilerplate: code_similarity.boilerplate_code(...); code_files: the seven files, one score column
+    each."""
     header, rows, totals, accs = grade_rows(ordered, test_ids, preds, answers)
     write_csv(out, header, rows)
     print(f"wrote {out} ({len(rows)} rows; {sum(1 for _, r in ordered if r.get('graded'))} graded)")
@@ -203,8 +258,115 @@ def write_report(out, ordered, test_ids, preds, answers):
         files = [f"{r[2]} {r[5]:.1%}" for r in pairs if (r[0], r[1]) == (a, b)]
         print(f"  {a} ~ {b}: {', '.join(files)}")
 
+    code_pairs = None if code is None else write_code_pairs(out, code, boilerplate, code_files)
+
     png = out.with_suffix(".png")
-    if plot(png, totals, accs):
+    if plot(png, totals, accs, part_points(ordered, test_ids)):
         print(f"wrote {png}")
     else:
+        png = None
         print("(matplotlib is not installed: no histogram)")
+
+    page = out.with_name("report.html")
+    with private_path(page) as tmp:
+        Path(tmp).write_text(report_page(out, ordered, pairs, code_pairs, png), encoding="utf-8",
+                             errors="backslashreplace")
+    print(f"wrote {page}: open it in a browser")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Code similarity (tools/code_similarity.py) and the report page.
+
+
+def write_code_pairs(out, code, boilerplate, code_files):
+    """Compare the class's code, write grades.similar.csv and one side-by-side page per flagged pair in
+    grades.similar/; returns [(pair, the page's path relative to out's folder)] of the flagged pairs."""
+    import code_similarity  # copydetect: tools/requirements.txt
+
+    pairs, bodies = code_similarity.all_pairs(code, boilerplate)
+    flagged = code_similarity.flagged(pairs)
+    folder = out.with_name(out.stem + ".similar")
+    folder.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(folder, 0o700)
+    pages = []
+    for k, pair in enumerate(flagged, 1):
+        page = folder / f"pair-{k}.html"
+        with private_path(page) as tmp:
+            Path(tmp).write_text(code_similarity.side_by_side(pair, bodies, "report.html"), encoding="utf-8",
+                                 errors="backslashreplace")
+        pages.append((pair, f"{folder.name}/{page.name}"))
+    for old in folder.glob("pair-*.html"):  # an earlier run's pages of pairs no longer flagged
+        if old.name not in {Path(rel).name for _, rel in pages}:
+            old.unlink()
+    path = out.with_name(out.stem + ".similar.csv")
+    write_csv(path, ["submission_a", "submission_b", "score", "score_a", "score_b", "matched_characters",
+                     "most_similar_file"] + [f"score:{f}" for f in code_files] + ["side_by_side"],
+              [[p.a, p.b, p.score, p.score_a, p.score_b, p.matched, p.most_similar_file]
+               + [p.per_file.get(f, "") for f in code_files] + [rel] for p, rel in pages])
+    print(f"possible copying (code, score >= {code_similarity.THRESHOLD:.0%} beyond the starter): {len(pages)} "
+          f"pair(s); details in {path}, side by side in {folder}/")
+    for p, rel in pages:
+        print(f"  {p.a} ~ {p.b}: {p.score:.0%}, most in {p.most_similar_file}")
+    return pages
+
+
+def table(header, rows):
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>" if rows else "<p>None.</p>"
+
+
+REPORT = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Class report: {title}</title>
+<style>
+body {{ font-family: sans-serif; margin: 1em 2em; max-width: 70em; }}
+table {{ border-collapse: collapse; margin: .5em 0 1.5em; }}
+th, td {{ border: 1px solid #ccc; padding: .2em .6em; text-align: left; font-size: 14px; }}
+th {{ background: #eee; }}
+img {{ max-width: 100%; }}
+</style></head><body>
+<h1>Class report: {title}</h1>
+<p>{summary}</p>
+<h2>Scores</h2>
+{histograms}
+<h2>Possible copying: code</h2>
+{code}
+<h2>Possible copying: prediction files</h2>
+<p>Pairs whose prediction files agree on at least {same:.0%} of their lines, wrong answers included.</p>
+{predictions}
+<h2>Not graded</h2>
+{ungraded}
+</body></html>
+"""
+
+
+def report_page(out, ordered, pred_pairs, code_pairs, png):
+    """report.html: the histograms (grades.png, inlined), the flagged pairs (code, with links to their pages;
+    prediction files) and the submissions that were not graded, with the reason."""
+    e = html.escape
+    graded = sum(1 for _, r in ordered if r.get("graded"))
+    summary = (f"{len(ordered)} submissions, {graded} graded.  The grades are in {e(out.name)}; this page and the "
+               "files beside it hold students' grades and code: keep them to the course's staff.")
+    histograms = ("<p>No histogram (matplotlib is not installed).</p>" if png is None else
+                  f'<img alt="histograms of the total, each part\'s points and each prediction file\'s accuracy" '
+                  f'src="data:image/png;base64,{base64.b64encode(Path(png).read_bytes()).decode()}">')
+    if code_pairs is None:
+        code = "<p>Not compared.</p>"
+    else:
+        import code_similarity  # the threshold, stated once
+
+        code = (f"<p>Pairs whose code, beyond what the starter gives everyone, matches for at least "
+                f"{code_similarity.THRESHOLD:.0%} of one of them (names, comments, layout and the order of functions "
+                "set aside).  Each links to the matching code side by side.</p>")
+        code += table(["submission", "submission", "score", "most similar file", ""],
+                      [[e(p.a), e(p.b), f"{p.score:.0%}", e(p.most_similar_file),
+                        f'<a href="{e(rel)}">side by side</a>'] for p, rel in code_pairs])
+    by_pair = {}
+    for a, b, fname, _, _, frac, _ in pred_pairs:
+        by_pair.setdefault((a, b), []).append(f"{e(fname)} {frac:.1%}")
+    predictions = table(["submission", "submission", "files identical"],
+                        [[e(a), e(b), "<br>".join(files)] for (a, b), files in sorted(by_pair.items())])
+    ungraded = table(["submission", "why"], [[e(name), e("; ".join(rec.get("problems", [])) or "not graded")]
+                                             for name, rec in ordered if not rec.get("graded")])
+    return REPORT.format(title=e(out.stem), summary=summary, histograms=histograms, code=code,
+                         predictions=predictions, ungraded=ungraded, same=SIMILAR)

@@ -10,7 +10,8 @@ src/submission/ or under one folder) or a folder. Each one is graded exactly lik
 deliverables (the submission package's .py files, the six prediction files and the params files) are laid
 into a fresh temporary copy of this repository's grader, and `python grader.py --json results.json` runs
 there in a subprocess, with the grader's own per-test worker processes and time limits. Several submissions
-are graded at a time (--jobs, default: the usable cores; each grader is pinned to its share of them).
+are graded at a time (--jobs, default: the usable cores, fewer where the memory would not hold that many
+gradings' limits; each grader is pinned to its share of them).
 
 Outputs, beside --out (grades.csv):
   grades.csv          one row per submission: per-test points, total, accuracy of each prediction file
@@ -18,9 +19,17 @@ Outputs, beside --out (grades.csv):
                       files, code that does not import, a grader that did not finish)
   grades.pairs.csv    pairs of submissions whose prediction files agree on >= 98 % of their lines, wrong
                       answers included: possible copying, for a person to look at (also printed)
-  grades.png          histograms of the totals and accuracies (only when matplotlib is installed)
+  grades.similar.csv  pairs of submissions whose code, beyond what the starter gives everyone, is similar
+                      (tools/code_similarity.py: copydetect's fingerprints, blind to names, comments, layout
+                      and the order of functions): the pair's score, each file's, the most similar file
+  grades.similar/     per flagged pair, its matching code side by side (HTML)
+  grades.png          histograms of the totals, each part's points and the accuracies
+  report.html         one page: the histograms, the flagged pairs (linked to their side-by-side pages) and
+                      the submissions that were not graded, with the reason; open it in a browser
   grades.cache/       one result per submission; a re-run grades only new or changed submissions
                       (--regrade grades all of them again)
+Every output is its owner's alone (files 0600, folders 0700), whatever the umask: they hold students' grades
+and code.
 
 The reference solution for the hidden tests is this repository's src/submission (or --solution-dir); the
 held-out answers come from the data folder (--data-dir, default src/data).
@@ -60,7 +69,8 @@ from kit import upload  # noqa: E402  (which files of an upload are graded: the 
 from kit import datafolder  # noqa: E402  (which data set: checked, and its thresholds row, as the release does)
 from grader import GOLD_FILES, GRADING_FILES  # noqa: E402  (the answer files; what a grading copy holds)
 # what the outputs are made of (tools/class_report.py): this script grades, that module reports
-from class_report import load_answers, submission_predictions, write_report  # noqa: E402
+from class_report import load_answers, submission_code, submission_predictions, write_report  # noqa: E402
+from grading.worker import THREAD_ADDRESS_SPACE, WORKER_ADDRESS_SPACE  # noqa: E402  (a grading's memory limits)
 
 PIN = ("import os, sys; os.sched_setaffinity(0, {int(c) for c in sys.argv[1].split(',')}); "
        "os.execv(sys.argv[2], sys.argv[2:])")  # run the rest of the command line on the given cores
@@ -81,6 +91,12 @@ OPTIONAL_CODE = ["attention_exploration.py"]  # the written part's code: extra c
 def code_files():
     """The submission package's Python files (the reference's list)."""
     return sorted(p.name for p in (SRC / "submission").glob("*.py"))
+
+
+def student_code_files():
+    """The seven files of the submission package every student hands in (the written part's code is optional):
+    the files that are required, and that the code comparison reads."""
+    return [n for n in code_files() if n not in OPTIONAL_CODE]
 
 
 def deliverable_names():
@@ -262,7 +278,10 @@ def build_parser():
     p.add_argument("--data-dir", help="folder with wiki.txt and the birthplace TSVs, including the held-out "
                                       "birth_test.tsv (default src/data)")
     p.add_argument("--solution-dir", help="the reference solution package folder (default src/submission)")
-    p.add_argument("--jobs", type=int, default=None, help="submissions graded at a time (default: usable cores)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="submissions graded at a time (default: the usable cores, and no more than the memory "
+                        f"holds: each grading's workers may take {WORKER_ADDRESS_SPACE / (1 << 30):g} GiB, plus "
+                        f"{THREAD_ADDRESS_SPACE >> 20} MiB per core)")
     p.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every time limit of the grader")
     p.add_argument("--tests", nargs="+", default=[], help="grade only these test ids or parts (e.g. 1d 1e-0-basic)")
     p.add_argument("--regrade", action="store_true", help="grade every submission again, ignoring the cache")
@@ -274,6 +293,25 @@ def usable_cpus():
         return sorted(os.sched_getaffinity(0))
     except AttributeError:
         return list(range(os.cpu_count() or 1))
+
+
+def physical_memory():
+    """Bytes of memory of this machine, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def default_jobs(cores, memory):
+    """Submissions graded at a time without --jobs: one per usable core, and only as many as the memory holds.
+    Each grading's workers may take WORKER_ADDRESS_SPACE plus THREAD_ADDRESS_SPACE per core it computes on (the
+    grader's own limits, grading/worker.py): jobs gradings on `cores` cores may take jobs * WORKER_ADDRESS_SPACE
+    + cores * THREAD_ADDRESS_SPACE together (64 cores and 16 GiB: 1 at a time, not 64)."""
+    if memory is None:
+        return cores
+    fits = (memory - cores * THREAD_ADDRESS_SPACE) // WORKER_ADDRESS_SPACE
+    return max(1, min(cores, fits))
 
 
 def list_tests(grader_dir, tests):
@@ -323,10 +361,23 @@ def run(args):
     if dupes:
         raise UserError(f"two submissions share the name {dupes[0]} (a zip and a folder?); rename one")
 
+    try:  # the code comparison's library and its boilerplate (the starter's code), before hours of grading
+        import code_similarity
+    except ImportError:
+        raise UserError("the code comparison needs copydetect: pip install -r tools/requirements.txt") from None
+    from release import ReleaseError
+
+    try:
+        boilerplate = code_similarity.boilerplate_code(solution_dir, student_code_files())
+    except ReleaseError as e:
+        raise UserError(f"--solution-dir: {e}; the starter's code, which the code comparison leaves out, "
+                        "cannot be made from it") from None
+
     cpus = usable_cpus()
-    jobs = args.jobs or len(cpus)
+    jobs = args.jobs or default_jobs(len(cpus), physical_memory())
     cache = out.with_name(out.stem + ".cache")
-    cache.mkdir(exist_ok=True)
+    cache.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(cache, 0o700)  # its records hold the grades: its owner's alone, as the other outputs
 
     root = graderUtil.privileged()
     if root:
@@ -350,7 +401,7 @@ def run(args):
                "solution_dir": solution, "timeout_scale": args.timeout_scale, "tests": args.tests,
                # the grader enforces each test's limit; this only guards against a grader that never ends
                "outer_timeout": (limits + 20 * len(test_ids)) * args.timeout_scale + 180,
-               "required": [n for n in code_files() if n not in OPTIONAL_CODE] + PREDICTION_FILES + PARAMS_FILES}
+               "required": student_code_files() + PREDICTION_FILES + PARAMS_FILES}
         settings = json.dumps({"tests": args.tests, "data": str(data_dir), "solution": str(solution_dir),
                                "scale": args.timeout_scale})
 
@@ -395,7 +446,10 @@ def run(args):
 
     answers = load_answers(data_dir)
     preds = {name: submission_predictions(path, deliverable_names()) for name, path in subs}
-    write_report(out, [(n, records[n]) for n in names], test_ids, preds, answers)
+    seven = student_code_files()
+    code = {name: submission_code(path, deliverable_names(), seven) for name, path in subs}
+    write_report(out, [(n, records[n]) for n in names], test_ids, preds, answers, code=code,
+                 boilerplate=boilerplate, code_files=seven)
     return 0
 
 

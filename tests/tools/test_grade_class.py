@@ -426,3 +426,181 @@ def test_a_failure_of_grade_classs_own_costs_one_row_and_a_stuck_grader_is_stopp
     grade_class.stop(stuck)
     assert stuck.returncode == -signal.SIGKILL and time.monotonic() - started < 10
     assert reclaimed == [59999]
+
+
+# -- issue 52: the code comparison, the report page, and --jobs within the memory ------------------------------
+
+
+def class_folder(root, data):
+    """A class of the reference, the other correct readings and the planted copies (tests/tools/
+    test_code_similarity.py), two empty starters and a broken zip: folders of the seven files each, with
+    predictions of their own (no pair of them is flagged for its predictions) and stand-in params files."""
+    import test_code_similarity as similar
+
+    subs = root / "submissions"
+    subs.mkdir()
+    members = {**similar.the_class(), "empty-1": similar.emptied(), "empty-2": similar.emptied()}
+    for seed, (name, code) in enumerate(sorted(members.items()), 10):
+        (subs / name).mkdir()
+        files = {k: v for k, v in deliverables(data, seed).items() if not k.endswith(".py")}
+        files.update({k: v.encode() for k, v in code.items()})
+        for fname, content in files.items():
+            (subs / name / fname).write_bytes(content)
+    (subs / "broken.zip").write_bytes(b"PK\x03\x04 not a zip")
+    return subs, members
+
+
+def flagged_code_pairs(out):
+    with open(out.with_name("grades.similar.csv"), newline="", encoding="utf-8") as f:
+        return {(r["submission_a"], r["submission_b"]): r for r in csv.DictReader(f)}
+
+
+def check_class_report(out, members):
+    """grades.similar.csv and report.html of class_folder's class: every planted copy flagged with the reference,
+    no distinct pair, never the two empty starters; the page shows each flagged pair with its link, the
+    histograms, the submission that could not be graded and why; every output is its owner's alone."""
+    import stat
+
+    import test_code_similarity as similar
+
+    flagged = flagged_code_pairs(out)
+    names = sorted(members)
+    every = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    assert {p for p in every if similar.same_code(*p)} <= set(flagged), sorted(flagged)
+    assert not {p for p in every if similar.distinct(*p)} & set(flagged)
+    assert not any("empty-1" in p or "empty-2" in p for p in flagged)
+    row = flagged[("copy-moved", "reference")]
+    assert float(row["score"]) >= 0.9 and float(row["score:attention.py"]) > 0.5 and row["score:trainer.py"] == ""
+    assert row["most_similar_file"] in ("dataset.py", "model.py", "attention.py")
+    page = out.with_name("report.html").read_text(encoding="utf-8")
+    for (a, b), r in flagged.items():
+        assert f"<td>{a}</td><td>{b}</td>" in page and f'href="{r["side_by_side"]}"' in page
+        side = out.parent / r["side_by_side"]
+        assert f"<h2>{a}</h2>" in side.read_text(encoding="utf-8")
+        assert stat.S_IMODE(side.stat().st_mode) == 0o600
+    assert "<td>broken</td><td>cannot read the submission" in page and "data:image/png;base64," in page
+    for path in (out, out.with_name("grades.similar.csv"), out.with_name("grades.pairs.csv"),
+                 out.with_name("report.html"), out.with_suffix(".png")):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    for folder in ("grades.similar", "grades.cache"):
+        assert stat.S_IMODE(out.with_name(folder).stat().st_mode) == 0o700, folder
+
+
+def fake_graded(name, path, cfg, cpus):
+    """grade_one's record of a submission graded at full marks in 1e-0-basic, without a grader."""
+    if path.suffix == ".zip":
+        return {"version": grade_class.CACHE_VERSION, "name": name, "fingerprint": grade_class.fingerprint(path),
+                "graded": False, "results": None, "problems": ["cannot read the submission: broken; not graded"],
+                "files": [], "seconds": 0.0}
+    test = {"number": "1e-0-basic", "score": POINTS["1e-0-basic"], "max_score": POINTS["1e-0-basic"],
+            "extra_data": {"status": "passed"}}
+    return {"version": grade_class.CACHE_VERSION, "name": name, "fingerprint": grade_class.fingerprint(path),
+            "graded": True, "results": {"score": test["score"], "tests": [test]}, "problems": [], "files": [],
+            "seconds": 0.0}
+
+
+def test_a_class_report_flags_every_planted_copy_and_no_distinct_pair(tmp_path, data, monkeypatch):
+    """grade_class's outputs of a class (the grading itself faked: the comparison reads the code, not the
+    results): grades.similar.csv, the side-by-side pages and report.html, private whatever the umask."""
+    import os
+
+    subs, members = class_folder(tmp_path, data)
+    monkeypatch.setattr(grade_class, "grade_one", fake_graded)
+    out = tmp_path / "grades.csv"
+    old = os.umask(0o022)
+    try:
+        assert grade_class.main([str(subs), "--out", str(out), "--data-dir", str(data), "--tests", "1e-0-basic"]) == 0
+    finally:
+        os.umask(old)
+    check_class_report(out, members)
+
+
+def screenshot(page, png, tmp_path):
+    """Render page in Debian's headless Chromium into png (1200 x 2400)."""
+    subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync", "--no-first-run",
+                    f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1200,2400",
+                    f"--screenshot={png}", page.as_uri()], capture_output=True, timeout=120, check=True)
+
+
+@pytest.mark.grader
+def test_a_class_graded_by_grade_class_reports_the_copies_on_a_page_that_renders(tmp_path, data):
+    """The class of the reference, the other readings, the planted copies and two empty starters, graded by
+    grade_class (one quick test each): the copies are flagged, no distinct pair, and report.html renders in a
+    real browser (headless Chromium, where it is installed: CI has none)."""
+    import os
+    import shutil
+
+    subs, members = class_folder(tmp_path, data)
+    out = tmp_path / "grades.csv"
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "grade_class.py"), str(subs), "--out", str(out),
+                           "--data-dir", str(data), "--tests", "1e-0-basic"],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = read_csv(out)
+    assert rows["reference"]["1e-0-basic"] == f"{POINTS['1e-0-basic']:g}" and rows["empty-1"]["1e-0-basic"] == "0"
+    check_class_report(out, members)
+    assert "copy-moved ~ reference" in proc.stdout
+    if not shutil.which("chromium"):
+        pytest.skip("chromium is not installed (apt-get install chromium): the page was not rendered")
+    png = tmp_path / "report.png"
+    screenshot(out.with_name("report.html"), png, tmp_path)
+    from PIL import Image  # matplotlib's own dependency
+
+    with Image.open(png) as image:
+        assert image.size == (1200, 2400)
+        colours = image.convert("RGB").getcolors(maxcolors=1 << 20) or []
+    # text, table borders and the histograms' bars: a blank or unstyled error page has a handful of colours
+    assert len(colours) > 200, len(colours)
+    if os.environ.get("KEEP_REPORT_SCREENSHOT"):  # for a person to look at: KEEP_REPORT_SCREENSHOT=PATH
+        shutil.copy(png, os.environ["KEEP_REPORT_SCREENSHOT"])
+
+
+def test_jobs_by_default_are_as_many_as_the_memory_holds(tmp_path, monkeypatch, capsys):
+    """Without --jobs, one grading per core, and no more than the memory holds: each grading's workers may take
+    4 GiB plus 256 MiB per core (grading/worker.py).  64 cores and 16 GiB grade one at a time (64 at a time asked
+    for 272 GiB); 8 cores and 24 GiB, 5.  The help and docs/instructor.md say so."""
+    subs = tmp_path / "submissions"
+    for name in ("ann", "bob", "cat"):
+        (subs / name).mkdir(parents=True)
+        (subs / name / "model.py").write_text("x = 1\n", encoding="utf-8")
+    monkeypatch.setattr(grade_class, "grade_one", fake_graded)
+    monkeypatch.setattr(grade_class, "usable_cpus", lambda: list(range(64)))
+    monkeypatch.setattr(grade_class, "physical_memory", lambda: 16 << 30)
+    argv = [str(subs), "--out", str(tmp_path / "grades.csv"), "--tests", "1e-0-basic", "--regrade"]
+    assert grade_class.main(argv) == 0
+    assert "3 to grade, 1 at a time" in capsys.readouterr().out
+    monkeypatch.setattr(grade_class, "physical_memory", lambda: 128 << 30)
+    assert grade_class.main(argv) == 0
+    assert "3 to grade, 3 at a time" in capsys.readouterr().out
+    assert grade_class.default_jobs(8, 24 << 30) == 5 and grade_class.default_jobs(2, 24 << 30) == 2
+    assert grade_class.default_jobs(4, None) == 4 and grade_class.default_jobs(4, 1 << 30) == 1
+    jobs = next(a for a in grade_class.build_parser()._actions if a.dest == "jobs")
+    assert "memory" in jobs.help and "4 GiB" in jobs.help and "256 MiB per core" in jobs.help
+    doc = (ROOT / "docs" / "instructor.md").read_text(encoding="utf-8")
+    assert "workers may take 4 GiB plus 256 MiB per core" in " ".join(doc.split())
+    assert grade_class.default_jobs(64, 16 << 30) == 1 and "on 64 cores\nwith 16 GiB it grades one at a time" in doc
+
+
+def test_a_comparison_that_cannot_run_stops_before_any_grading(tmp_path, monkeypatch, capsys):
+    """Without copydetect, or with a reference whose student regions do not pair up (no starter can be made from
+    it), grade_class says so in one sentence before it grades anything (not after hours of grading)."""
+    subs = tmp_path / "submissions"
+    (subs / "ann").mkdir(parents=True)
+    (subs / "ann" / "model.py").write_text("x = 1\n", encoding="utf-8")
+    graded = []
+    monkeypatch.setattr(grade_class, "grade_one", lambda *a: graded.append(a))
+    argv = [str(subs), "--out", str(tmp_path / "grades.csv"), "--tests", "1e-0-basic"]
+    solution = tmp_path / "solution"
+    solution.mkdir()
+    for path in (SRC / "submission").glob("*.py"):
+        (solution / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    with open(solution / "model.py", "a", encoding="utf-8") as f:
+        f.write("\n### START CODE HERE ###\n")
+    assert grade_class.main(argv + ["--solution-dir", str(solution)]) == 2
+    err = capsys.readouterr().err
+    assert "model.py" in err and "START marker is never closed" in err and err.count("\n") == 1, err
+    monkeypatch.setitem(sys.modules, "code_similarity", None)  # as if copydetect were not installed
+    assert grade_class.main(argv) == 2
+    assert "pip install -r tools/requirements.txt" in capsys.readouterr().err
+    assert graded == [] and not (tmp_path / "grades.csv").exists()
