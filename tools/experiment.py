@@ -449,6 +449,7 @@ def calibrate(args):
     name = name or args.row
     row = rows.get(name) or {"description": args.description or f"a data set calibrated on {now()[:10]}",
                              graderUtil.identity_key(): [digest]}
+    row.pop("bars_of", None)  # its own bars from now on (grading/points.with_bars)
     measured = spread([d for _, d in results])
     margin = args.margin
     for fname in course.PREDICTION_FILES:

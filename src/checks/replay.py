@@ -10,6 +10,8 @@ worker: grader.py imports this module in the parent too.
 
 import numbers
 
+from graderUtil import Fail
+
 
 def observe_answers(ctx, check):
     """Beside the student's code: the check (by name) run on a Recorder of attention_exploration.py; what the
@@ -77,13 +79,13 @@ class Replay:
 
     def __init__(self, calls):
         if not isinstance(calls, list) or not all(isinstance(c, list) and len(c) == 2 for c in calls):
-            raise AssertionError("the test reported no answers of the student's functions to check")
+            raise Fail("the test reported no answers of the student's functions to check")
         self._calls = list(calls)
 
     def __getattr__(self, name):
         def replayed(*args):
             if not self._calls or self._calls[0][0] != name:
-                raise AssertionError("the test's report of the student's answers does not match the check's calls")
+                raise Fail("the test's report of the student's answers does not match the check's calls")
             return self._calls.pop(0)[1]
 
         return replayed

@@ -5,8 +5,8 @@ grader.py registers each ``check_*`` function as a test (its points are in
 points.json: 3a 2, 3b 2, 3c 3, 3d 3 extra credit, as in the handout; 3e and
 the 1g cost check are practice).  A check takes the imported student module
 ``submission.attention_exploration``, returns None when the construction is
-right and raises AssertionError with a short reason otherwise (``not
-implemented: ...`` when a function returns None).
+right and raises Fail with a short reason otherwise (``not
+implemented: ...`` when a function returns None), as every check does.
 
 How false failures are ruled out. Every instance is drawn from a
 torch.Generator with a fixed seed, so a check gives the same verdict on every
@@ -42,12 +42,9 @@ import numbers
 
 import torch
 
+import attention_simulation as sim  # src/'s, beside grader.py
 from checks.bars import at_least, at_most
-
-try:
-    import attention_simulation as sim
-except ImportError:  # imported as part of a package
-    from . import attention_simulation as sim
+from graderUtil import Fail
 
 DTYPE = torch.float64
 MODULE = "submission/attention_exploration.py"
@@ -60,46 +57,46 @@ MODULE = "submission/attention_exploration.py"
 def _call(module, name, *args):
     fn = getattr(module, name, None)
     if fn is None:
-        raise AssertionError(f"not implemented: {MODULE} has no function {name}")
+        raise Fail(f"not implemented: {MODULE} has no function {name}")
     try:
         out = fn(*args)
     except NotImplementedError:
-        raise AssertionError(f"not implemented: {name} raised NotImplementedError") from None
+        raise Fail(f"not implemented: {name} raised NotImplementedError") from None
     except Exception as err:  # a crash in student code is a failed check, not a grader crash
-        raise AssertionError(f"{name} raised {type(err).__name__}: {err}") from None
+        raise Fail(f"{name} raised {type(err).__name__}: {err}") from None
     if out is None:
-        raise AssertionError(f"not implemented: {name} returned None")
+        raise Fail(f"not implemented: {name} returned None")
     return out
 
 
 def _parts(out, count, name):
     """A tuple/list of ``count`` items, none of them None."""
     if not isinstance(out, (tuple, list)) or len(out) != count:
-        raise AssertionError(f"{name} must return a tuple of {count} tensors, got {type(out).__name__}")
+        raise Fail(f"{name} must return a tuple of {count} tensors, got {type(out).__name__}")
     if any(part is None for part in out):
-        raise AssertionError(f"not implemented: {name} returned None inside its tuple")
+        raise Fail(f"not implemented: {name} returned None inside its tuple")
     return out
 
 
 def _tensor(x, what):
     if isinstance(x, dict) and "unsupported" in x:  # recorded as data (_data): its type was no tensor
-        raise AssertionError(f"{what} must be a torch tensor, got {x['unsupported']}")
+        raise Fail(f"{what} must be a torch tensor, got {x['unsupported']}")
     try:
         t = torch.as_tensor(x.detach() if isinstance(x, torch.Tensor) else x)
     except Exception:
-        raise AssertionError(f"{what} must be a torch tensor, got {type(x).__name__}") from None
+        raise Fail(f"{what} must be a torch tensor, got {type(x).__name__}") from None
     if t.is_complex() or t.dtype == torch.bool:
-        raise AssertionError(f"{what} must be a real float tensor, got dtype {t.dtype}")
+        raise Fail(f"{what} must be a real float tensor, got dtype {t.dtype}")
     t = t.to(DTYPE)
     if not torch.isfinite(t).all():
-        raise AssertionError(f"{what} contains NaN or inf")
+        raise Fail(f"{what} contains NaN or inf")
     return t
 
 
 def _vector(x, d, what):
     t = _tensor(x, what)
     if t.numel() != d or sum(size != 1 for size in t.shape) > 1:
-        raise AssertionError(f"{what} must have shape ({d},), got {tuple(t.shape)}")
+        raise Fail(f"{what} must have shape ({d},), got {tuple(t.shape)}")
     return t.reshape(d)
 
 
@@ -107,7 +104,7 @@ def _matrix(x, cols, what, rows=None):
     t = _tensor(x, what)
     if t.dim() != 2 or t.shape[1] != cols or (rows is not None and t.shape[0] != rows):
         want = f"({rows if rows is not None else 'p'}, {cols})"
-        raise AssertionError(f"{what} must have shape {want}, got {tuple(t.shape)}")
+        raise Fail(f"{what} must have shape {want}, got {tuple(t.shape)}")
     return t
 
 
@@ -116,7 +113,7 @@ def _expect_weights(weights, target, tol, context):
     gap = (weights - target).abs()
     worst = int(gap.argmax())
     if not at_most(gap[worst], tol, f"{context}: the attention weight's distance from its target"):
-        raise AssertionError(
+        raise Fail(
             f"{context}: attention weight on key {worst} is {weights[worst]:.4f}, "
             f"should be {target[worst]:.4f} (within {tol:.1e})")
 
@@ -262,7 +259,7 @@ def check_3d_distinct(module):
         alpha1, alpha2 = (sim.attention_weights(means, q) for q in heads)
         differ = 0.5 * float((alpha1 - alpha2).abs().sum())
         if not at_least(differ, 0.5, f"{context}: the total variation between the heads' weights"):
-            raise AssertionError(
+            raise Fail(
                 f"{context}: the two heads attend alike (total variation {differ:.3f} < 0.5 between "
                 f"their weights); q1 = q2, or queries that differ only slightly, are forbidden")
 
@@ -278,7 +275,7 @@ def check_3d_spread(module):
         keys = sim.sample_keys(means, SPREAD_SAMPLES, gen, _tiny_noise_std(heads), perturbed=a)
         mean_stray = float(sim.stray(sim.head_average_weights(keys, heads), target).mean())
         if not at_most(mean_stray, SPREAD_LIMIT, f"{context}: the mean stray of c's weights"):
-            raise AssertionError(
+            raise Fail(
                 f"{context}: with k_a perturbed as in 3d(ii), c's weights stray {mean_stray:.3f} on average "
                 f"from (v_a + v_b)/2 (limit {SPREAD_LIMIT}; a single head strays about 0.42): "
                 f"the heads do not make c more stable than one head")
@@ -304,7 +301,7 @@ def check_3e(module):
         for i, target, name in ((1, u_b, "u_b"), (0, u_b - u_c, "u_b - u_c")):
             error = float((outputs[i] - target).norm())
             if not at_most(error, 1e-3 * beta, f"{context}: ||c_{i + 1} - ({name})||"):
-                raise AssertionError(
+                raise Fail(
                     f"{context}: ||c_{i + 1} - ({name})|| = {error:.3g} > 1e-3 * beta = {1e-3 * beta:.3g}")
 
 
@@ -340,14 +337,14 @@ def _cost_digest(name, L, ell, m, value):
 
 def _count(value, call):
     if isinstance(value, bool):
-        raise AssertionError(f"{call} must return a number, got bool")
+        raise Fail(f"{call} must return a number, got bool")
     if isinstance(value, torch.Tensor) and value.numel() == 1:
         value = value.item()
     if not isinstance(value, numbers.Real):
         kind = value["unsupported"] if isinstance(value, dict) and "unsupported" in value else type(value).__name__
-        raise AssertionError(f"{call} must return a number, got {kind}")
+        raise Fail(f"{call} must return a number, got {kind}")
     if not math.isfinite(value) or value != int(value):
-        raise AssertionError(f"{call} = {value} is not a whole number of query-key scores")
+        raise Fail(f"{call} = {value} is not a whole number of query-key scores")
     return int(value)
 
 
@@ -365,5 +362,5 @@ def check_1g(module):
             call = f"{name}(L={L}, ell={ell}, m={m})"
             value = _count(_call(module, name, L, ell, m), call)
             if _cost_digest(name, L, ell, m, value) != digest:
-                raise AssertionError(f"{call} = {value} is not the number of query-key scores "
+                raise Fail(f"{call} = {value} is not the number of query-key scores "
                                      f"under the counting convention in the docstring")

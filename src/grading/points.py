@@ -38,17 +38,29 @@ def recognising_row(thresholds, digest):
     return next((name for name, row in thresholds["rows"].items() if digest in row.get(identity_key(), [])), None)
 
 
+def with_bars(rows, name):
+    """The row `name` with its bars.  A row that says "bars_of": OTHER grades by OTHER's bars (every prediction
+    file's rule and the "learned" section) under its own name, identity, description and calibration, so that a
+    data set not yet calibrated shares another's bars without a copy of them; a bar of its own still wins."""
+    row = rows[name]
+    if "bars_of" not in row:
+        return row
+    base = rows[row["bars_of"]]
+    bars = {key: value for key, value in base.items() if key.endswith(".predictions") or key == "learned"}
+    return {**bars, **{key: value for key, value in row.items() if key != "bars_of"}}
+
+
 def select_thresholds(thresholds, data_dir):
     """(row name, row, recognised) for the data set in data_dir: the row that recognises the SHA-256 of its
-    dataset_file (recognising_row), else the default row."""
+    dataset_file (recognising_row), else the default row; with its bars (with_bars)."""
     rows = thresholds["rows"]
     path = Path(data_dir) / (settings.dataset_file or "")
     if settings.dataset_file and path.is_file():
         name = recognising_row(thresholds, normalized_sha256(path))
         if name is not None:
-            return name, rows[name], True
+            return name, with_bars(rows, name), True
     default = thresholds.get("default", "course")
-    return default, rows[default], False
+    return default, with_bars(rows, default), False
 
 
 def describe_row(row_name, row, recognised):

@@ -12,6 +12,7 @@ from gradings import POINTS, PREDICTION_TESTS
 
 import doc_tables
 import grader
+from grading.points import with_bars
 
 COURSE_STARTER = ROOT.parent / "shared" / "course-starter"  # the course's own grader, where it is present
 
@@ -43,8 +44,8 @@ def test_points_add_up_to_the_handouts_per_part():
     assert POINTS["3e-0-basic"] == 0 and POINTS["1g-10-basic"] == 0
     table = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["thresholds"]
     assert table["default"] in table["rows"]
-    for row in table["rows"].values():
-        assert set(PREDICTION_TESTS.values()) <= set(row)
+    for name in table["rows"]:  # every row has a rule for every prediction file, its own or another row's
+        assert set(PREDICTION_TESTS.values()) <= set(with_bars(table["rows"], name))
     course = table["rows"]["course"]
     assert course["vanilla.pretrain.dev.predictions"] == {"min_accuracy": 0.10}
     assert course["vanilla.pretrain.test.predictions"] == {"min_accuracy": 0.09}
@@ -122,3 +123,19 @@ def test_the_course_ids_are_the_course_graders_tests():
     assert {spec.course_id for spec in grader.REGISTRY.values() if spec.course_id} == graded
     # our other tests take no part and number of the course's (1a and 1b samples aside)
     assert course_numbers(grader.REGISTRY.values()) == {tuple(c.split("-")[:2]) for c in graded}
+
+
+def test_the_builtin_row_grades_by_the_course_rows_bars_without_a_copy():
+    """The built-in data is not calibrated yet: its row names the course row (bars_of) instead of copying its bars,
+    keeps its own identity and calibration, and a bar of its own (as calibrate writes) wins."""
+    rows = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["thresholds"]["rows"]
+    builtin, course = rows["builtin"], rows["course"]
+    assert builtin["bars_of"] == "course" and builtin["calibrated"] is False
+    assert not any(key.endswith(".predictions") or key == "learned" for key in builtin)  # no copy
+    bars = with_bars(rows, "builtin")
+    for key in [k for k in course if k.endswith(".predictions")] + ["learned"]:
+        assert bars[key] == course[key], key
+    assert bars["birth_dev_sha256"] == builtin["birth_dev_sha256"] and bars["calibrated"] is False
+    builtin["vanilla.pretrain.dev.predictions"] = {"min_accuracy": 0.5}
+    assert with_bars(rows, "builtin")["vanilla.pretrain.dev.predictions"] == {"min_accuracy": 0.5}
+    assert with_bars(rows, "course") is course

@@ -16,6 +16,7 @@ SRC = ROOT / "src"
 import attention_simulation
 import grader
 from checks import written
+from graderUtil import Fail
 from submission import attention_exploration as reference
 
 FUNCTIONS = ["copy_query", "average_query", "gaussian_average_query", "two_head_queries",
@@ -59,7 +60,7 @@ def outcome(module, test_id):
         ctx = _Context(module)
         spec.fn(ctx)  # beside the student's code: records the answers
         spec.check(ctx, ctx.reported)  # the verdict: the same check, replayed on the recorded answers
-    except AssertionError as err:
+    except Fail as err:
         return False, str(err)
     return True, ""
 
@@ -320,11 +321,11 @@ def test_the_verdict_is_the_replayed_checks_not_the_students_process():
     calls = ctx.reported
     assert calls and all(name == "copy_query" for name, _ in calls)
     spec.check(ctx, calls)  # the reference's own answers pass
-    with pytest.raises(AssertionError, match="does not match"):
+    with pytest.raises(Fail, match="does not match"):
         spec.check(ctx, [["average_query", out] for _, out in calls])
-    with pytest.raises(AssertionError, match="does not match"):
+    with pytest.raises(Fail, match="does not match"):
         spec.check(ctx, calls[:-1])
-    with pytest.raises(AssertionError):
+    with pytest.raises(Fail):
         spec.check(ctx, [[name, 0 * out] for name, out in calls])  # a zero query attends evenly
-    with pytest.raises(AssertionError, match="no answers"):
+    with pytest.raises(Fail, match="no answers"):
         spec.check(ctx, None)
