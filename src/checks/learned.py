@@ -184,39 +184,45 @@ def check(w, rule, params_name, target, stoi, train_path, wiki_path, answers_pat
     (None if they are), and what was measured, in a few words for the test's message.  answers_path: the test
     questions with their answers (the held-out people)."""
     redo = f"submit the params that your run of ./run.sh {target} trained"
+    train, wiki = Path(train_path).name, Path(wiki_path).name
+    # per rule: (what it measures, the statistic of that record, a few words of fact, why a low value fails)
+    statistics = {
+        "min_question_gain": (
+            lambda: training_record(w, train_path, stoi), "question_gain", "the question gain",
+            lambda g, r: f"{g:.2f} nats of knowledge of its training questions ({r['correct']}/{r['asked']} answered)",
+            lambda g, r, bar: (f"{params_name} finds its training answers ({r['asked']} lines of {train}) only "
+                               f"{g:.2f} nats more probable after their own question than after another one, where "
+                               f"a model finetuned on them finds them at least {bar:g} nats more probable; it "
+                               f"answers {r['correct']} of them (answering '{r['constant_place']}' to every one gets "
+                               f"{r['constant_correct']}): it has not learned them")),
+        "min_corpus_gain": (
+            lambda: corpus_record(w, wiki_path, stoi), "gain", "the corpus gain",
+            lambda g, r: f"{100 * g:.0f} % of the corpus's unigram entropy explained",
+            lambda g, r, bar: (f"{params_name} predicts the next character of {wiki}'s lines with a loss of "
+                               f"{r['loss']} nats, {100 * g:.0f} % below what counting characters gives "
+                               f"({r['unigram']}), where a model pretrained on the corpus gets at least "
+                               f"{100 * bar:g} % below: it has not read the corpus")),
+        "min_heldout_gain": (
+            lambda: heldout_record(w, answers_path, stoi), "heldout_gain", "the held-out gain",
+            lambda g, r: f"{g:.2f} nats of knowledge of the held-out people",
+            lambda g, r, bar: (f"{params_name} finds the birthplaces of the {r['asked']} held-out people (the test "
+                               f"questions; their biographies are in {wiki}) only {g:.2f} nats more probable after "
+                               "their own question than after another one, where a model pretrained on the corpus "
+                               f"and finetuned finds them at least {bar:g} nats more probable: it has not learned "
+                               "from the corpus where they were born")),
+    }
     facts = []
-    try:
-        if "min_question_gain" in rule:
-            r = training_record(w, train_path, stoi)
-            gain = number(r["question_gain"], f"the gain of {params_name} on its training questions")
-            facts.append(f"{gain:.2f} nats of knowledge of its training questions ({r['correct']}/{r['asked']} "
-                         "answered)")
-            if not at_least(gain, rule["min_question_gain"], "the question gain"):
-                return (f"{params_name} finds its training answers ({r['asked']} lines of {Path(train_path).name}) "
-                        f"only {gain:.2f} nats more probable after their own question than after another one, where "
-                        f"a model finetuned on them finds them at least {float(rule['min_question_gain']):g} nats "
-                        f"more probable; it answers {r['correct']} of them (answering '{r['constant_place']}' to "
-                        f"every one gets {r['constant_correct']}): it has not learned them; {redo}"), facts
-        if "min_corpus_gain" in rule:
-            r = corpus_record(w, wiki_path, stoi)
-            gain = number(r["gain"], f"the corpus gain of {params_name}")
-            facts.append(f"{100 * gain:.0f} % of the corpus's unigram entropy explained")
-            if not at_least(gain, rule["min_corpus_gain"], "the corpus gain"):
-                return (f"{params_name} predicts the next character of {Path(wiki_path).name}'s lines with a loss of "
-                        f"{r['loss']} nats, {100 * gain:.0f} % below what counting characters gives "
-                        f"({r['unigram']}), where a model pretrained on the corpus gets at least "
-                        f"{100 * float(rule['min_corpus_gain']):g} % below: it has not read the corpus; {redo}"), facts
-        if "min_heldout_gain" in rule:
-            r = heldout_record(w, answers_path, stoi)
-            gain = number(r["heldout_gain"], f"the gain of {params_name} on the held-out people")
-            facts.append(f"{gain:.2f} nats of knowledge of the held-out people")
-            if not at_least(gain, rule["min_heldout_gain"], "the held-out gain"):
-                return (f"{params_name} finds the birthplaces of the {r['asked']} held-out people (the test "
-                        f"questions; their biographies are in {Path(wiki_path).name}) only {gain:.2f} nats more "
-                        "probable after their own question than after another one, where a model pretrained on the "
-                        f"corpus and finetuned finds them at least {float(rule['min_heldout_gain']):g} nats more "
-                        f"probable: it has not learned from the corpus where they were born; {redo}"), facts
-    except Fail as e:  # a statistic that is not a number: params that make NaN or inf
-        return (f"{params_name} is not a model that learned its task: {e} (a trained model gives finite "
-                f"log-probabilities); {redo}"), facts
+    for key, (measure, value, what, fact, problem) in statistics.items():
+        if key not in rule:
+            continue
+        record = measure()
+        try:
+            gain = number(record[value], f"{what} of {params_name}")
+            enough = at_least(gain, rule[key], what)
+        except Fail as e:  # a statistic that is not a number: params that make NaN or inf
+            return (f"{params_name} is not a model that learned its task: {e} (a trained model gives finite "
+                    f"log-probabilities); {redo}"), facts
+        facts.append(fact(gain, record))
+        if not enough:
+            return f"{problem(gain, record, float(rule[key]))}; {redo}", facts
     return None, facts
