@@ -4,8 +4,8 @@ NaN compares false with everything, so a check written `if gain < bar: fail` pas
 written `if error > tol: fail` passes an error of NaN: a student's params or outputs that make a statistic NaN
 (or inf, where inf - inf follows) would clear every bar.  So no check compares a measured number itself: it asks
 here.  Each helper first makes sure that the value is a finite real number (`number`), and raises a Fail that
-says what was not one otherwise; only then does it compare.  tests/checks/test_fail_closed.py walks src/checks/
-for order comparisons (<, <=, >, >=) outside this module on values that can be floats.
+says what was not one otherwise; only then does it compare.  The instructor's test suite walks src/checks/ for
+order comparisons (<, <=, >, >=) outside this module on values that can be floats.
 
     if not at_least(gain, rule["min_question_gain"], "the question gain"):
         raise Fail(...)   # gain too low; a NaN gain has already raised its own Fail inside at_least

@@ -21,7 +21,8 @@ def test_the_starters_security_page_promises_and_holds_no_recipe(starter):
     assert shipped == (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
     assert recipes(shipped) == set()
     # the promises stay: every verdict is the judge's, which tests count with which, and what is isolated
-    for promise in ("never imports student code", "counts with", "1g-5 and 1g-6 with both", "Isolation as root",
+    for promise in ("never imports student code", "counts with", "Counting with a comparison (`vouched_by`)",
+                    "Isolation as root",
                     "nothing is isolated", "No sandbox, judge or grading folder of root's is left"):
         assert promise in " ".join(shipped.split()), promise
     assert not (starter / "docs" / "attacks.md").exists()
