@@ -179,6 +179,12 @@ def corpus_record(w, wiki_path, stoi):
 QUESTION_FLOOR = 1.0
 
 
+def more_probable(gain, bar, model):
+    """The part of a question or held-out gain's failure that says how far below the bar it is."""
+    return (f"only {gain:.2f} nats more probable after their own question than after another one, where {model} "
+            f"finds them at least {bar:g} nats more probable")
+
+
 def check(w, rule, params_name, target, stoi, train_path, wiki_path, answers_path):
     """(problem, facts): why the params w are not a model that learned what ./run.sh `target` trains, by `rule`
     (None if they are), and what was measured, in a few words for the test's message.  answers_path: the test
@@ -190,11 +196,10 @@ def check(w, rule, params_name, target, stoi, train_path, wiki_path, answers_pat
         "min_question_gain": (
             lambda: training_record(w, train_path, stoi), "question_gain", "the question gain",
             lambda g, r: f"{g:.2f} nats of knowledge of its training questions ({r['correct']}/{r['asked']} answered)",
-            lambda g, r, bar: (f"{params_name} finds its training answers ({r['asked']} lines of {train}) only "
-                               f"{g:.2f} nats more probable after their own question than after another one, where "
-                               f"a model finetuned on them finds them at least {bar:g} nats more probable; it "
-                               f"answers {r['correct']} of them (answering '{r['constant_place']}' to every one gets "
-                               f"{r['constant_correct']}): it has not learned them")),
+            lambda g, r, bar: (f"{params_name} finds its training answers ({r['asked']} lines of {train}) "
+                               f"{more_probable(g, bar, 'a model finetuned on them')}; it answers {r['correct']} of "
+                               f"them (answering '{r['constant_place']}' to every one gets {r['constant_correct']}): "
+                               "it has not learned them")),
         "min_corpus_gain": (
             lambda: corpus_record(w, wiki_path, stoi), "gain", "the corpus gain",
             lambda g, r: f"{100 * g:.0f} % of the corpus's unigram entropy explained",
@@ -206,10 +211,9 @@ def check(w, rule, params_name, target, stoi, train_path, wiki_path, answers_pat
             lambda: heldout_record(w, answers_path, stoi), "heldout_gain", "the held-out gain",
             lambda g, r: f"{g:.2f} nats of knowledge of the held-out people",
             lambda g, r, bar: (f"{params_name} finds the birthplaces of the {r['asked']} held-out people (the test "
-                               f"questions; their biographies are in {wiki}) only {g:.2f} nats more probable after "
-                               "their own question than after another one, where a model pretrained on the corpus "
-                               f"and finetuned finds them at least {bar:g} nats more probable: it has not learned "
-                               "from the corpus where they were born")),
+                               f"questions; their biographies are in {wiki}) "
+                               f"{more_probable(g, bar, 'a model pretrained on the corpus and finetuned')}: it has "
+                               "not learned from the corpus where they were born")),
     }
     facts = []
     for key, (measure, value, what, fact, problem) in statistics.items():
