@@ -128,7 +128,10 @@ def remove_tree(name, dir_fd=None, budget=None):
 def remove_user_files(uid, gid, folders, depth=64, budget=None):
     """Remove every file and folder owned by uid under `folders`, never following a link.  Only folders uid may
     search are walked, to `depth` (uid cannot have made anything elsewhere: a user cannot give a file away, and
-    cannot link one where it cannot write); a folder it owns goes whole, at any depth (remove_tree).  Run once
+    cannot link one where it cannot write), and only on each folder's own file system, as `find -xdev` walks: a
+    file system mounted below a shared folder (a /proc or a /dev in a chroot left in /var/tmp) is root's doing; a
+    user can mount nothing but over a folder of its own (FUSE), and a folder uid owns goes whole, at any depth
+    (remove_tree), or is reported.  A folder that cannot be listed is reported, and the walk goes on.  Run once
     the user's processes are gone, so that nothing moves meanwhile.  Returns what could not be removed."""
     budget = budget or Budget()
     left = []
@@ -152,30 +155,35 @@ def remove_user_files(uid, gid, folders, depth=64, budget=None):
 
 
 def _remove_owned(top, where, uid, gid, depth, budget, left):
-    """remove_user_files in one folder (the open descriptor top): a walk down the folders that are not uid's
-    (walk_folders: at most `depth` of them open at once)."""
+    """remove_user_files in one folder (the open descriptor top): a walk down the folders that are not uid's, on
+    top's file system (walk_folders: at most `depth` of them open at once)."""
+    device = os.fstat(top).st_dev
 
     def visit(fd, path, level):  # remove uid's entries, and list the folders uid may search
         below = []
-        with os.scandir(fd) as entries:
-            for entry in entries:
-                budget.spend()
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if st.st_uid == uid:
+        try:
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    budget.spend()
                     try:
-                        if stat.S_ISDIR(st.st_mode):
-                            remove_tree(entry.name, fd, budget)
-                        else:
-                            os.unlink(entry.name, dir_fd=fd)
-                    except FileNotFoundError:
-                        pass
-                    except OSError as e:
-                        left.append(f"{path}/{shown(entry.name)} ({e.strerror})")
-                elif stat.S_ISDIR(st.st_mode) and level <= depth and permitted(st, uid, gid, 1):
-                    below.append(entry.name)
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if st.st_uid == uid:
+                        try:
+                            if stat.S_ISDIR(st.st_mode):
+                                remove_tree(entry.name, fd, budget)
+                            else:
+                                os.unlink(entry.name, dir_fd=fd)
+                        except FileNotFoundError:
+                            pass
+                        except OSError as e:
+                            left.append(f"{path}/{shown(entry.name)} ({e.strerror})")
+                    elif (stat.S_ISDIR(st.st_mode) and st.st_dev == device and level <= depth
+                          and permitted(st, uid, gid, 1)):
+                        below.append(entry.name)
+        except OSError as e:  # the listing itself failed: what else the folder holds is not known
+            left.append(f"{path} (its entries could not be listed: {e.strerror})")
         return below
 
     walk_folders(top, where, visit, lambda path, name: f"{path}/{shown(name)}")

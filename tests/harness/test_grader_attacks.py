@@ -776,6 +776,68 @@ def test_folders_the_worker_made_unsearchable_are_removed_by_a_root_that_cannot_
 
 
 @root_only
+def test_the_clean_up_does_not_walk_into_a_file_system_mounted_below_a_shared_folder(tmp_path):
+    """A chroot left in /var/tmp by another job (a rehearsal's, with its /proc mounted) is not the worker's: the
+    clean-up walked into that /proc, reported the folders of the worker user's processes in it as its leftovers
+    (and once stopped there with EINVAL), so the user id was never used again.  It now stays on the shared
+    folder's own file system, as `find -xdev`, and still removes the worker's note beside the chroot."""
+    import subprocess
+    import sys
+
+    if shutil.which("unshare") is None or shutil.which("setpriv") is None:
+        pytest.skip("unshare and setpriv (util-linux) are needed")
+    uid = free_uid(61990)
+    top = tmp_path / "shared"
+    (top / "chroot" / "proc").mkdir(parents=True)
+    (top / "open").mkdir()
+    os.chmod(top / "open", 0o1777)
+    note = top / "open" / "note"
+    note.write_text("for the next grading")
+    os.chown(note, uid, uid)
+    sleeper = subprocess.Popen(["sleep", "60"], user=uid, group=uid, extra_groups=[], start_new_session=True)
+    code = f"from grading import cleanup; print(cleanup.remove_user_files({uid}, {uid}, [{str(top)!r}]))"
+    try:
+        r = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                            'mount -t proc proc "$0" && exec "$@"', str(top / "chroot" / "proc"), sys.executable,
+                            "-c", code], capture_output=True, text=True, cwd=Path(graderUtil.__file__).parent)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    if "mount" in r.stderr and r.returncode:
+        pytest.skip(f"no mount namespace of its own here: {r.stderr.strip()[-200:]}")
+    assert r.stdout.strip() == "[]" and not note.exists(), (r.stdout, r.stderr[-2000:])
+
+
+def test_a_folder_that_cannot_be_listed_is_reported_and_the_clean_up_goes_on(tmp_path, monkeypatch):
+    """A listing that fails half-way (EINVAL from a pseudo file system, say) stopped the whole walk with an
+    OSError, leaving the rest of the shared folder unwalked: now that folder is reported, and the walk goes on
+    to the next one."""
+    import errno
+
+    from grading import cleanup
+
+    top = tmp_path / "shared"
+    for name in ("a", "b", "c"):
+        (top / name).mkdir(parents=True)
+        (top / name).chmod(0o777)  # folders any user may search: the walk goes into each
+    inode = {name: (top / name).stat().st_ino for name in ("a", "b", "c")}
+    listed = []
+    real = os.scandir
+
+    def scandir(fd):
+        st = os.fstat(fd)
+        listed.append(st.st_ino)
+        if st.st_ino == inode["b"]:
+            raise OSError(errno.EINVAL, os.strerror(errno.EINVAL), fd)
+        return real(fd)
+
+    monkeypatch.setattr(cleanup.os, "scandir", scandir)
+    left = remove_user_files(free_uid(61990), 61990, [str(top)])
+    assert left == [f"{top}/b (its entries could not be listed: {os.strerror(errno.EINVAL)})"], left
+    assert inode["a"] in listed and inode["c"] in listed, "the walk stopped at the folder it could not list"
+
+
+@root_only
 def test_reclaim_removes_what_a_grader_killed_before_its_clean_up_left(monkeypatch):
     """grade_class kills a grader that does not end once interrupted; what its workers left (a process, a file in
     /tmp, the sandbox with the submission's copies, open to the worker group) is then reclaimed: the id held,
