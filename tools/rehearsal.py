@@ -28,8 +28,6 @@ import srcpath
 from srcpath import SRC, TESTS
 
 NAMES = ("reference", "untrusted", "empty", "misbehaving")
-# the grader's prediction tests are registered with the prediction file's name in their description
-PREDICTION_MARK = ".predictions"
 
 # Where the misbehaving submission's children leave their marks, in the rehearsal's root filesystem:
 # rehearse_gradescope.sh makes it writable for everyone (`rehearsal.py marks` tells it the path).  Not /tmp: the
@@ -118,6 +116,15 @@ def write_submissions(out_dir, starter):
         f.write(MISBEHAVIOUR.replace("@MARKS@", MARKS))
 
 
+def prediction_tests():
+    """The ids of the grader's prediction tests: those that need the held-out answers (their Spec's `needs`)."""
+    srcpath.use(SRC)
+    import grader  # noqa: F401  (registers the tests)
+    from grading.registry import REGISTRY
+
+    return {tid for tid, spec in REGISTRY.items() if "answers" in spec.needs}
+
+
 def expected_score(name, results):
     """The score `name` must get, from its results.json (whose max_score values come from points.json)."""
     tests = results["tests"]
@@ -125,7 +132,8 @@ def expected_score(name, results):
         return sum(t["max_score"] for t in tests)
     if name == "empty":
         return 0
-    return sum(t["max_score"] for t in tests if PREDICTION_MARK not in t["name"])  # the code's points
+    predictions = prediction_tests()
+    return sum(t["max_score"] for t in tests if t["number"] not in predictions)  # the code's points
 
 
 def check(name, results_path):

@@ -46,7 +46,8 @@ def test_the_submissions_are_laid_out_as_gradescope_unpacks_them(tmp_path):
 
 def results(*tests):
     return {"score": sum(score for _, score, _ in tests),
-            "tests": [{"name": name, "score": score, "max_score": top} for name, score, top in tests]}
+            "tests": [{"name": name, "number": name.split(":")[0], "score": score, "max_score": top}
+                      for name, score, top in tests]}
 
 
 @pytest.mark.parametrize("name, scores, ok", [
@@ -58,6 +59,12 @@ def results(*tests):
 def test_the_rehearsal_expects_each_submission_s_score(tmp_path, name, scores, ok):
     code, predictions = scores
     path = tmp_path / "results.json"
-    path.write_text(json.dumps(results(("1c-3-basic: the code", code, 2),
-                                       ("1f-1-hidden: vanilla.pretrain.dev.predictions: accuracy", predictions, 3))))
+    path.write_text(json.dumps(results(("1c-3-basic: the code", code, 2), ("1f-1-hidden: the accuracy", predictions, 3))))
     assert rehearsal.check(name, path)[0] is ok
+
+
+def test_the_rehearsal_knows_the_prediction_tests_from_the_grader_s_table():
+    """Which tests grade prediction files comes from the grader's registry (the tests that need the held-out
+    answers), not from their names: the six prediction files' tests, by their ids."""
+    assert rehearsal.prediction_tests() == {"1d-0-hidden", "1d-1-hidden", "1f-1-hidden", "1f-2-hidden", "1g-1-hidden",
+                                            "1g-2-hidden"}
