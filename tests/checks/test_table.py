@@ -139,3 +139,12 @@ def test_the_builtin_row_grades_by_the_course_rows_bars_without_a_copy():
     builtin["vanilla.pretrain.dev.predictions"] = {"min_accuracy": 0.5}
     assert with_bars(rows, "builtin")["vanilla.pretrain.dev.predictions"] == {"min_accuracy": 0.5}
     assert with_bars(rows, "course") is course
+
+
+def test_the_written_questions_page_names_every_written_check_by_its_id():
+    """docs/written_questions.md's table maps each question to its function and its check: the ids it names are
+    the grader's written tests (the group that runs attention_exploration.py), each named, none that is not one."""
+    page = (ROOT / "docs" / "written_questions.md").read_text(encoding="utf-8")
+    table = [line for line in page.splitlines() if line.startswith("| ")]
+    named = set(re.findall(r"`(\d[a-z]-\d+-(?:basic|hidden))`", "\n".join(table)))
+    assert named == {tid for tid, spec in grader.REGISTRY.items() if spec.group == "written"}
