@@ -54,6 +54,17 @@ def tensorboard_logs_elsewhere(tmp_path_factory):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def course_params_shared(tmp_path_factory):
+    """tests/course_params.py builds its trained params once per test run, in a folder that every xdist worker of
+    the run shares (the parent of the workers' own temporary folders; pytest removes old runs' folders)."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "course-params"
+    os.environ["COURSE_PARAMS_SHARED"] = str(folder)
+    yield folder
+    del os.environ["COURSE_PARAMS_SHARED"]
+
+
+@pytest.fixture(scope="session", autouse=True)
 def grader_worker_user(request):
     """As root the grader runs student code as an unprivileged user id (by default the first free one of
     59000-59999, held by a lock) and kills that id's processes before its summary: every grader these tests start

@@ -13,17 +13,27 @@ pass only on data made to fit them.  The vanilla model and the perceiver must th
 `agreeing_pair` builds them to compute the same function: every attention output and every MLP but one switched
 off, so that the logits depend on the current character and its position only, through one shared MLP (the
 vanilla model's first block, the perceiver's up block).
+
+The perceiver's prediction points also ask whether the params it was finetuned from, perceiver.pretrain.params,
+learned the pretraining's task (span-corrupted lines of wiki.txt).  Made by hand, the agreeing pair never did; so
+perceiver.pretrain.params is a real pretraining, if a tiny one: a course-size perceiver trained on exactly the
+corrupted lines the grader reads (`pretrained_perceiver`: the grader draws them with a seed that the held-out
+answers give, which the tests know), a few epochs of them.  It is built once per corpus and answers in a test
+run, all xdist workers together (`pretrained_file`).
 """
 
 import atexit
+import fcntl
 import hashlib
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
 
 PAD, MASK = "\u25A1", "\u2047"
 PARAMS = {"vanilla": ["vanilla.model.params", "vanilla.finetune.params"], "perceiver": ["perceiver.finetune.params"]}
+PRETRAINED = "perceiver.pretrain.params"  # pretrained_perceiver's file
 PREDICTIONS = {"vanilla.nopretrain": "vanilla", "vanilla.pretrain": "vanilla", "perceiver.pretrain": "perceiver"}
 _made = {}  # this process's models and folders: built once
 
@@ -133,6 +143,54 @@ def agreeing_pair(stoi):
         up.ln2.load_state_dict(vanilla.blocks[0].ln2.state_dict())
         up.mlp.load_state_dict(vanilla.blocks[0].mlp.state_dict())
     return vanilla, perceiver
+
+
+def pretrained_perceiver(stoi, data, answers=None, enough=0.45, epochs=40):
+    """A course-size perceiver (the reference's helper.py builds it) trained on the span-corrupted lines that the
+    grader's check of the pretraining reads (checks/learned.pretraining_sequences, whose lines the held-out answers
+    draw; where answers is None, every line of a corpus of at most CORPUS_LINES lines, which any seed draws), 32 at
+    a time, until it explains `enough` of their unigram entropy (the bar is 0.25): the pretraining's task learned,
+    on the lines it is asked about, in a few epochs of them (about 15 s a corpus on one core)."""
+    import math
+    from collections import Counter
+
+    import torch
+
+    from checks import learned
+    from submission import helper, model
+
+    wiki = Path(data) / "wiki.txt"
+    if answers is None:
+        assert len(learned.corpus_lines(wiki)) < learned.CORPUS_LINES, "a corpus this long needs the answers' seed"
+    seqs = learned.pretraining_sequences(wiki, stoi, answers or wiki)
+    width = max(len(s) for s in seqs) - 1
+    x = torch.zeros(len(seqs), width, dtype=torch.long)  # PAD (id 0) where a line is shorter: no loss there
+    y = torch.zeros(len(seqs), width, dtype=torch.long)
+    for i, seq in enumerate(seqs):
+        x[i, :len(seq) - 1], y[i, :len(seq) - 1] = torch.tensor(seq[:-1]), torch.tensor(seq[1:])
+    counts = Counter(t for seq in seqs for t in seq[1:])
+    total = sum(counts.values())
+    unigram = -sum(c / total * math.log(c / total) for c in counts.values())
+    torch.manual_seed(0)
+    mconf = model.GPTConfig(len(stoi), 128, n_layer=4, n_head=8, n_embd=256, embd_pdrop=0.0, resid_pdrop=0.0,
+                            attn_pdrop=0.0)
+    net = helper.initialize_perceiver_model(mconf, 32)
+    # batches of 32 learn these lines in a fifth of the time that the whole set in each step takes
+    optimizer = torch.optim.AdamW(net.parameters(), lr=3e-4)
+    order = torch.Generator().manual_seed(0)
+    gain = None
+    for _ in range(epochs):
+        for batch in torch.randperm(len(seqs), generator=order).split(32):
+            _, loss = net(x[batch], y[batch])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        with torch.no_grad():
+            gain = 1 - net.eval()(x, y)[1].item() / unigram
+        if gain >= enough:
+            return net
+        net.train()
+    raise AssertionError(f"the tests' pretrained perceiver explains only {gain:.2f} of the lines")
 
 
 def own_predictions(net, questions, stoi, data):
@@ -246,7 +304,36 @@ def copy_params(data, folder):
     for names in PARAMS.values():
         for name in names:
             shutil.copy(source / name, Path(folder) / name)
+    shutil.copy(pretrained_file(data), Path(folder) / PRETRAINED)
     return folder
+
+
+def pretrained_file(data, answers=None):
+    """A file of pretrained_perceiver's params for data's wiki.txt and the answers as they are now (fitted).  Built
+    once per corpus and answers: in the folder that COURSE_PARAMS_SHARED names (tests/conftest.py: one per test run,
+    shared by its xdist workers, the first to need a file builds it while the others wait on its lock), else once
+    per process."""
+    digest = hashlib.sha256((Path(data) / "wiki.txt").read_bytes())
+    digest.update(Path(answers).read_bytes() if answers else b"")
+    key = ("pretrained", digest.hexdigest())
+    if key in _made:
+        return _made[key]
+    shared = os.environ.get("COURSE_PARAMS_SHARED")
+    if shared:
+        folder = Path(shared)
+        folder.mkdir(parents=True, exist_ok=True)
+    else:
+        folder = Path(tempfile.mkdtemp(prefix="course-params-"))
+        atexit.register(shutil.rmtree, folder, True)
+    path = folder / f"{digest.hexdigest()[:16]}.{PRETRAINED}"
+    with open(folder / f"{path.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not path.is_file():
+            partial = folder / f"{path.name}.partial"
+            save(pretrained_perceiver(vocab(data), data, answers), partial)
+            os.replace(partial, path)
+    _made[key] = path
+    return path
 
 
 def fit_bundle(source, keep=60):
@@ -276,4 +363,5 @@ def fit_bundle(source, keep=60):
             graderUtil.normalized_sha256(data / "birth_dev.tsv"))
         points.write_text(json.dumps(table, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     folder, _ = agreeing_files(data)
-    return {p.name: p.read_bytes() for p in folder.iterdir()}
+    files = {p.name: p.read_bytes() for p in folder.iterdir()}
+    return dict(files, **{PRETRAINED: pretrained_file(data, source / "answers" / "birth_test.tsv").read_bytes()})

@@ -17,15 +17,26 @@ set from correct runs by the instructor's experiment tool, which calibrates the 
   perceivers answer few more than that on the course's data, so the gain is the check);
 - a model finetuned from pretrained params (vanilla.finetune.params, perceiver.finetune.params) has read the
   corpus: it predicts the next character of wiki.txt's lines with a loss far below the unigram entropy of those
-  characters, the least loss of any model that ignores what came before (`corpus_record`).
+  characters, the least loss of any model that ignores what came before (`corpus_record`);
+- the params it was finetuned from (perceiver.pretrain.params, a file the handout asks for) learned the
+  pretraining's own task: they predict span-corrupted lines of wiki.txt (prefix ⁇ suffix ⁇ span) far below the
+  unigram entropy of their characters (`pretraining_record`).  A plain next-character model of the corpus learns
+  its text, not where a corrupted line goes on after a ⁇: span corruption teaches that, over the pretraining's
+  epochs.  The lines are drawn by a seed that the held-out answers give: a sample of the corpus that no student
+  knows, which a model predicts only as well as it predicts the corrupted corpus.  (The held-out people, whom
+  only a model that read the corpus can know, are measured too, `heldout_record`: correct perceivers know too few
+  of them on the course's data for a bar.)
 
-Both are computed on fixed samples of the data files with the judge's own forward pass (decoder.logits,
+Each is computed on fixed samples of the data files with the judge's own forward pass (decoder.logits,
 teacher-forced: one pass, no decoding), so a params file gets the same numbers in every grading.
 """
 
+import hashlib
 import math
+import random
 from collections import Counter
 from pathlib import Path
+from typing import Callable, NamedTuple
 
 from kit import course
 from checks.bars import at_least, number
@@ -36,10 +47,11 @@ from kit.fileio import read_tsv
 MASK = course.MASK_CHAR
 BLOCK = course.MODEL["block_size"]
 TRAIN_SAMPLE = 500  # training questions asked: every k-th of the file (a share's error is ~2 points at 500)
-CORPUS_LINES = 256  # wiki.txt lines read: every k-th one
+CORPUS_LINES = 256  # wiki.txt lines that each of the two corpus statistics reads
 # characters of each line: the start of a biography, where span corruption shows the model plain text (the
 # prefix before the masked span is at most 3/4 of a line cut to at most 96 characters)
 CORPUS_CHARS = 48
+PRETRAIN_CHARS = 64  # characters of each line the pretraining statistic corrupts (see `corrupted`)
 BATCH = 128  # sequences per forward pass: the judge's memory stays small on the course's model
 # Nats one row can add to a gain or take from it.  A gain is a mean over rows, so without a bound a few rows
 # could decide it: params scaled up until their log-probabilities run to thousands of nats gain or lose that much
@@ -142,19 +154,17 @@ def heldout_record(w, answers_path, stoi):
     return {"asked": len(rows), "correct": correct, "heldout_gain": _mean(gains)}
 
 
-def corpus_record(w, wiki_path, stoi):
-    """The params' mean loss (nats per character) predicting each next character of the start of a sample of
-    wiki.txt's lines, beside the unigram entropy of those characters (the least mean loss of any model that
-    ignores the context, the best constant distribution): {"lines", "chars", "loss", "unigram", "gain"}, where
-    gain = 1 - loss / unigram is the share of that entropy the params explain (0 for a model that learned only
-    how often each character occurs, below 0 for an untrained one)."""
-    lines = [line for line in Path(wiki_path).read_text(encoding="utf-8").split("\n") if len(line.strip()) > 1]
-    seqs = [[stoi[ch] for ch in line[:CORPUS_CHARS] if ch in stoi] for line in every_kth(lines, CORPUS_LINES)]
+def text_record(w, seqs):
+    """The params' mean loss (nats per character) predicting each next id of every sequence of ids in seqs, beside
+    the unigram entropy of those ids (the least mean loss of any model that ignores the context, the best constant
+    distribution): {"lines", "chars", "loss", "unigram", "gain"}, where gain = 1 - loss / unigram is the share of
+    that entropy the params explain (0 for a model that learned only how often each character occurs, below 0 for
+    an untrained one)."""
+    import torch
+
     seqs = [s for s in seqs if len(s) > 1]
     nll, counts = 0.0, Counter()
     for logp, seq in zip(_forward(w, seqs) if seqs else [], seqs):
-        import torch
-
         targets = torch.tensor(seq[1:])
         nll -= float(logp[:len(seq) - 1].gather(1, targets[:, None]).sum())
         counts.update(seq[1:])
@@ -167,16 +177,89 @@ def corpus_record(w, wiki_path, stoi):
             "gain": round(1 - loss / unigram, 4)}
 
 
+def wiki_lines(wiki_path):
+    """wiki.txt's lines of text (more than one character besides spaces)."""
+    return [line for line in Path(wiki_path).read_text(encoding="utf-8").split("\n") if len(line.strip()) > 1]
+
+
+def corpus_lines(wiki_path):
+    """The fixed sample of wiki.txt's lines that the corpus statistic reads: every k-th line, CORPUS_LINES of them."""
+    return every_kth(wiki_lines(wiki_path), CORPUS_LINES)
+
+
+def corpus_record(w, wiki_path, stoi):
+    """text_record of the start (CORPUS_CHARS characters) of a sample of wiki.txt's lines, as plain text."""
+    return text_record(w, [[stoi[ch] for ch in line[:CORPUS_CHARS] if ch in stoi] for line in corpus_lines(wiki_path)])
+
+
+def corrupted(ids, mask):
+    """A line's ids (at most PRETRAIN_CHARS of them) as the pretraining corrupts a line, with the span fixed:
+    prefix MASK suffix MASK span, the span the middle quarter of the line.  Every reading of the course's
+    CharCorruptionDataset makes such examples: a line cut to 64 characters lies within any truncation of 4 to
+    3/4 (or 7/8) of the block, a span of a quarter is the spans' mean length, and the span's closing MASK (some
+    readings write it, some do not) is left off.  Example, with ⁇ for mask: "Anna Berg was born in Oslo" ->
+    "Anna Berg ⁇rn in Oslo⁇was bo"."""
+    n = len(ids)
+    span = n // 4
+    start = (n - span) // 2
+    return ids[:start] + [mask] + ids[start + span:] + [mask] + ids[start:start + span]
+
+
+def secret_lines(wiki_path, answers_path):
+    """CORPUS_LINES of wiki.txt's lines, in their order, drawn by a seed that the held-out answers' file gives (its
+    SHA-256, line endings normalised): the same lines in every grading of a data set, lines no student can know."""
+    lines = wiki_lines(wiki_path)
+    seed = hashlib.sha256(Path(answers_path).read_bytes().replace(b"\r\n", b"\n")).hexdigest()
+    chosen = random.Random(seed).sample(range(len(lines)), min(CORPUS_LINES, len(lines)))
+    return [lines[i] for i in sorted(chosen)]
+
+
+def pretraining_sequences(wiki_path, stoi, answers_path):
+    """The secret sample of wiki.txt's lines (`secret_lines`: the first PRETRAIN_CHARS characters of each, at least
+    8) corrupted as the pretraining corrupts them (`corrupted`), as ids."""
+    seqs = [[stoi[ch] for ch in line[:PRETRAIN_CHARS] if ch in stoi] for line in secret_lines(wiki_path, answers_path)]
+    return [corrupted(s, stoi[MASK]) for s in seqs if len(s) >= 8]
+
+
+def pretraining_record(w, wiki_path, stoi, answers_path):
+    """text_record of pretraining_sequences: the pretraining's own task, which a model that was never trained on
+    it does not know (after a MASK, a plain model of the corpus expects the text to go on; here a line goes on
+    after the gap, then the missing span comes)."""
+    return text_record(w, pretraining_sequences(wiki_path, stoi, answers_path))
+
+
+def fit_score(record):
+    """How well a text_record's params predict its text, for choosing among readings: minus the loss, and minus
+    infinity where the loss is not a finite number."""
+    loss = record["loss"]
+    return -loss if isinstance(loss, float) and math.isfinite(loss) else -math.inf
+
+
 # -- the check ---------------------------------------------------------------------------------------------------
 #
 # A rule (points.json, thresholds row, "learned": {params file: rule}) may give min_question_gain
-# (training_record's question_gain, in nats), min_heldout_gain (heldout_record's, in nats) and min_corpus_gain
-# (corpus_record's gain).  The instructor's calibration sets them from correct runs, and refuses a question bar
-# below QUESTION_FLOOR: noise can reach that much (a random, untrained model of the course's size, its weights
-# scaled up tenfold, gets about 0.4).  Each comparison fails closed (checks/bars.py): a statistic that is not a
-# finite number, as params that make NaN give, fails its bar.
+# (training_record's question_gain, in nats), min_heldout_gain (heldout_record's, in nats), min_corpus_gain
+# (corpus_record's gain) and min_pretraining_gain (pretraining_record's gain, of the params the model was finetuned
+# from).  The instructor's calibration sets them from correct runs, and refuses a question bar below
+# QUESTION_FLOOR: noise can reach that much (a random, untrained model of the course's size, its weights scaled up
+# tenfold, gets about 0.4).  Each comparison fails closed (checks/bars.py): a statistic that is not a finite
+# number, as params that make NaN give, fails its bar.
 
 QUESTION_FLOOR = 1.0
+
+
+class Statistic(NamedTuple):
+    """One bar of a rule: what it measures (a record), the record's value it compares, its name and the params
+    file it is of, a few words of fact for the test's message, why a value below the bar fails, and what to
+    submit instead."""
+
+    measure: Callable[[], dict]
+    value: str
+    what: str
+    of: str
+    fact: Callable[[float, dict], str]
+    problem: Callable[[float, dict, float], str]
+    redo: str
 
 
 def more_probable(gain, bar, model):
@@ -185,48 +268,70 @@ def more_probable(gain, bar, model):
             f"finds them at least {bar:g} nats more probable")
 
 
-def check(w, rule, params_name, target, stoi, train_path, wiki_path, answers_path):
+def below_counting(record, gain, bar, model):
+    """The part of a corpus or pretraining gain's failure that says how far below the bar it is."""
+    return (f"with a loss of {record['loss']} nats, {100 * gain:.0f} % below what counting characters gives "
+            f"({record['unigram']}), where {model} gets at least {100 * bar:g} % below")
+
+
+def check(w, rule, params_name, target, stoi, train_path, wiki_path, answers_path, pretrained=None):
     """(problem, facts): why the params w are not a model that learned what ./run.sh `target` trains, by `rule`
     (None if they are), and what was measured, in a few words for the test's message.  answers_path: the test
-    questions with their answers (the held-out people)."""
+    questions with their answers (the held-out people).  pretrained: where the rule has min_pretraining_gain, a
+    function that gives the weights of the params the model was finetuned from (the file that `target` reads), or
+    raises Fail where they cannot be read."""
     redo = f"submit the params that your run of ./run.sh {target} trained"
     train, wiki = Path(train_path).name, Path(wiki_path).name
-    # per rule: (what it measures, the statistic of that record, a few words of fact, why a low value fails)
+    source = course.TARGET[target].reads  # the params it was finetuned from (None: a model trained from scratch)
+    source_target = course.WRITTEN_BY[source].name if source else None
+
     statistics = {
-        "min_question_gain": (
-            lambda: training_record(w, train_path, stoi), "question_gain", "the question gain",
+        "min_question_gain": Statistic(
+            lambda: training_record(w, train_path, stoi), "question_gain", "the question gain", params_name,
             lambda g, r: f"{g:.2f} nats of knowledge of its training questions ({r['correct']}/{r['asked']} answered)",
             lambda g, r, bar: (f"{params_name} finds its training answers ({r['asked']} lines of {train}) "
                                f"{more_probable(g, bar, 'a model finetuned on them')}; it answers {r['correct']} of "
                                f"them (answering '{r['constant_place']}' to every one gets {r['constant_correct']}): "
-                               "it has not learned them")),
-        "min_corpus_gain": (
-            lambda: corpus_record(w, wiki_path, stoi), "gain", "the corpus gain",
+                               "it has not learned them"), redo),
+        "min_corpus_gain": Statistic(
+            lambda: corpus_record(w, wiki_path, stoi), "gain", "the corpus gain", params_name,
             lambda g, r: f"{100 * g:.0f} % of the corpus's unigram entropy explained",
-            lambda g, r, bar: (f"{params_name} predicts the next character of {wiki}'s lines with a loss of "
-                               f"{r['loss']} nats, {100 * g:.0f} % below what counting characters gives "
-                               f"({r['unigram']}), where a model pretrained on the corpus gets at least "
-                               f"{100 * bar:g} % below: it has not read the corpus")),
-        "min_heldout_gain": (
-            lambda: heldout_record(w, answers_path, stoi), "heldout_gain", "the held-out gain",
+            lambda g, r, bar: (f"{params_name} predicts the next character of {wiki}'s lines "
+                               f"{below_counting(r, g, bar, 'a model pretrained on the corpus')}: it has not read "
+                               "the corpus"), redo),
+        "min_heldout_gain": Statistic(
+            lambda: heldout_record(w, answers_path, stoi), "heldout_gain", "the held-out gain", params_name,
             lambda g, r: f"{g:.2f} nats of knowledge of the held-out people",
             lambda g, r, bar: (f"{params_name} finds the birthplaces of the {r['asked']} held-out people (the test "
                                f"questions; their biographies are in {wiki}) "
                                f"{more_probable(g, bar, 'a model pretrained on the corpus and finetuned')}: it has "
-                               "not learned from the corpus where they were born")),
+                               "not learned from the corpus where they were born"), redo),
+        "min_pretraining_gain": Statistic(
+            lambda: pretraining_record(pretrained(), wiki_path, stoi, answers_path), "gain", "the pretraining gain",
+            source,
+            lambda g, r: f"{source}: {100 * g:.0f} % of span-corrupted lines' unigram entropy explained",
+            lambda g, r, bar: (f"{source}, which {params_name} was finetuned from, predicts span-corrupted lines of "
+                               f"{wiki} (the pretraining's task: prefix ⁇ suffix ⁇ the missing span) "
+                               f"{below_counting(r, g, bar, 'a model pretrained with span corruption')}: it has not "
+                               "been pretrained"),
+            f"submit the {source} of your run of ./run.sh {source_target}, and the params and predictions that your "
+            "finetuning of it gave"),
     }
     facts = []
-    for key, (measure, value, what, fact, problem) in statistics.items():
+    for key, stat in statistics.items():
         if key not in rule:
             continue
-        record = measure()
         try:
-            gain = number(record[value], f"{what} of {params_name}")
-            enough = at_least(gain, rule[key], what)
+            record = stat.measure()
+        except Fail as e:  # the params it was finetuned from cannot be read (missing, not a model, NaN)
+            return f"{e}; {stat.redo}", facts
+        try:
+            gain = number(record[stat.value], f"{stat.what} of {stat.of}")
+            enough = at_least(gain, rule[key], stat.what)
         except Fail as e:  # a statistic that is not a number: params that make NaN or inf
-            return (f"{params_name} is not a model that learned its task: {e} (a trained model gives finite "
-                    f"log-probabilities); {redo}"), facts
-        facts.append(fact(gain, record))
+            return (f"{stat.of} is not a model that learned its task: {e} (a trained model gives finite "
+                    f"log-probabilities); {stat.redo}"), facts
+        facts.append(stat.fact(gain, record))
         if not enough:
-            return f"{problem(gain, record, float(rule[key]))}; {redo}", facts
+            return f"{stat.problem(gain, record, float(rule[key]))}; {stat.redo}", facts
     return None, facts

@@ -54,27 +54,23 @@ def allowed_disagreements(n):
 # -- the reading of the perceiver's blocks -------------------------------------------------------------------
 
 
-def choose_pair(fitted, questions, answers, stoi):
-    """The reading of the perceiver's blocks (down, up) whose teacher-forced answers agree best with a fixed
-    sample of the file's lines (ties: the most log-probability, then the first reading); the first one that
-    agrees on every sampled line is taken at once.  Every pair when there are few; else one block at a time
-    until neither changes (a third LayerNorm, or projections whose names do not say which is which, make
-    hundreds of pairs)."""
+def best_pair(fitted, score, enough=lambda value: False):
+    """The reading of the perceiver's blocks (down, up) with the highest score(pair) (ties: the first reading);
+    the first whose score is `enough` is taken at once.  Every pair when there are few; else one block at a time
+    until neither changes (a third LayerNorm, or projections whose names do not say which is which, make hundreds
+    of pairs).  Any reading is a correct perceiver as the handout describes it, so the best one is a right one."""
     _, downs, ups = fitted
     if len(downs) * len(ups) == 1:
         return 0, 0
-    step = max(1, len(questions) // SAMPLE)
-    sample = list(range(0, len(questions), step))[:SAMPLE]
-    qs, ans = [questions[i] for i in sample], [answers[i] for i in sample]
 
     def best(pairs):
         found = None
         for pair in pairs:
-            agree, logp = agreement_score(weights(fitted, *pair), qs, ans, stoi)
-            if agree == len(sample):
+            value = score(pair)
+            if enough(value):
                 return pair
-            if found is None or (agree, logp) > found[0]:  # not a bar: the best of the readings
-                found = (agree, logp), pair
+            if found is None or value > found[0]:  # not a bar: the best of the readings
+                found = value, pair
         return found[1]
 
     if len(downs) * len(ups) <= 64:
@@ -88,6 +84,17 @@ def choose_pair(fitted, questions, answers, stoi):
             break
     return pair
 
+
+def choose_pair(fitted, questions, answers, stoi):
+    """The reading whose teacher-forced answers agree best with a fixed sample of the file's lines (ties: the most
+    log-probability, then the first reading); the first one that agrees on every sampled line is taken at once."""
+    step = max(1, len(questions) // SAMPLE)
+    sample = list(range(0, len(questions), step))[:SAMPLE]
+    qs, ans = [questions[i] for i in sample], [answers[i] for i in sample]
+    return best_pair(fitted, lambda pair: agreement_score(weights(fitted, *pair), qs, ans, stoi),
+                     lambda value: value[0] == len(sample))
+
+
 # -- the check -----------------------------------------------------------------------------------------------
 
 
@@ -95,30 +102,18 @@ def params_agreement(ctx, fname, params_name, variant, target, questions, predic
     """For each line of the prediction file (stripped): does the submitted params' greedy answer say the same?
     Returns those verdicts and the reading of the params that gave them ((fitted, pair), see checks.params).
     A Fail when the params cannot be found, loaded or fitted, or when more lines disagree than the slack."""
-    path = next((d / params_name for d in (ctx.predictions_dir, ctx.submission_dir) if (d / params_name).is_file()),
-                None)
-    if path is None:
-        raise Fail(f"{fname} earns no accuracy points: {params_name} is missing from {ctx.predictions_dir} "
-                   f"(./run.sh {target} writes it; submit it with the predictions)")
-    if "course_vocab" not in ctx.cache:
-        ctx.cache["course_vocab"] = course_vocab(ctx.data_path(course.DATA_FILES["corpus"]))
-    stoi = ctx.cache["course_vocab"]
+    stoi = vocab(ctx)
     unknown = sorted({ch for q in questions for ch in q if ch not in stoi})
     if unknown:
         raise Fail(f"the questions hold characters that wiki.txt lacks ({unknown[:5]}): a problem of the grading "
                    "set-up")
-    key = ("candidates", params_name)
-    if key not in ctx.cache:
-        try:
-            ref = reference_model(ctx, variant, len(stoi))
-            ctx.cache[key] = fit(load_params(path, params_name), ref, variant, params_name, len(stoi))
-        except Fail as e:
-            ctx.cache[key] = e
-    if isinstance(ctx.cache[key], Fail):
-        raise Fail(f"{fname} earns no accuracy points: {ctx.cache[key]}")
-    pair = choose_pair(ctx.cache[key], questions, predictions, stoi)
     try:
-        decoded = [a.strip() for a in greedy_answers(weights(ctx.cache[key], *pair), questions, stoi)]
+        fitted = submitted_params(ctx, params_name, variant, target)
+    except Fail as e:
+        raise Fail(f"{fname} earns no accuracy points: {e}") from None
+    pair = choose_pair(fitted, questions, predictions, stoi)
+    try:
+        decoded = [a.strip() for a in greedy_answers(weights(fitted, *pair), questions, stoi)]
     except Fail as e:
         raise Fail(f"{fname} earns no accuracy points: {params_name}: {e}") from None
     differ = [i for i, (p, a) in enumerate(zip(predictions, decoded)) if p != a]
@@ -129,7 +124,34 @@ def params_agreement(ctx, fname, params_name, variant, target, questions, predic
         raise Fail(f"{fname} earns no accuracy points: it does not match {params_name}, whose greedy answers differ "
                    f"on {len(differ)} of {len(questions)} lines (at most {allowed} may: near-ties between a GPU and "
                    f"this CPU). {shown}. Submit the params and the predictions of the same run")
-    return [p == a for p, a in zip(predictions, decoded)], (ctx.cache[key], pair)
+    return [p == a for p, a in zip(predictions, decoded)], (fitted, pair)
+
+
+def vocab(ctx):
+    """The course's vocabulary of the data's corpus, computed once per grading."""
+    if "course_vocab" not in ctx.cache:
+        ctx.cache["course_vocab"] = course_vocab(ctx.data_path(course.DATA_FILES["corpus"]))
+    return ctx.cache["course_vocab"]
+
+
+def submitted_params(ctx, params_name, variant, target):
+    """The submitted params file params_name loaded and fitted to the course's model (checks.params.fit: every
+    reading of its blocks), once per grading; a Fail where it is missing or cannot be read as that model."""
+    path = next((d / params_name for d in (ctx.predictions_dir, ctx.submission_dir) if (d / params_name).is_file()),
+                None)
+    if path is None:
+        raise Fail(f"{params_name} is missing from {ctx.predictions_dir} (./run.sh {target} writes it; submit it "
+                   "with the predictions)")
+    key = ("candidates", params_name)
+    if key not in ctx.cache:
+        try:
+            ref = reference_model(ctx, variant, len(vocab(ctx)))
+            ctx.cache[key] = fit(load_params(path, params_name), ref, variant, params_name, len(vocab(ctx)))
+        except Fail as e:
+            ctx.cache[key] = e
+    if isinstance(ctx.cache[key], Fail):
+        raise ctx.cache[key]
+    return ctx.cache[key]
 
 
 def learning_check(ctx, params_name, reading, target, answers_file):
@@ -140,11 +162,22 @@ def learning_check(ctx, params_name, reading, target, answers_file):
     if not rule:
         return None, []
     fitted, pair = reading
+    source = course.TARGET[target].reads  # the params it was finetuned from, if any
+
+    def pretrained():  # in the reading of its blocks that predicts a fixed sample of the statistic's lines best
+        fitted_source = submitted_params(ctx, source, course.WRITTEN_BY[source].variant,
+                                          course.WRITTEN_BY[source].name)
+        sample = learned.pretraining_sequences(ctx.data_path(course.DATA_FILES["corpus"]), vocab(ctx),
+                                               ctx.data_path(answers_file))[:SAMPLE]
+        return weights(fitted_source, *best_pair(fitted_source, lambda p: learned.fit_score(
+            learned.text_record(weights(fitted_source, *p), sample))))
+
     key = ("learned", params_name, pair)
     if key not in ctx.cache:
-        ctx.cache[key] = learned.check(weights(fitted, *pair), rule, params_name, target,
-                                       ctx.cache["course_vocab"], ctx.data_path(course.DATA_FILES["train"]),
-                                       ctx.data_path(course.DATA_FILES["corpus"]), ctx.data_path(answers_file))
+        ctx.cache[key] = learned.check(weights(fitted, *pair), rule, params_name, target, vocab(ctx),
+                                       ctx.data_path(course.DATA_FILES["train"]),
+                                       ctx.data_path(course.DATA_FILES["corpus"]), ctx.data_path(answers_file),
+                                       pretrained)
     return ctx.cache[key]
 
 

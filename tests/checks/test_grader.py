@@ -121,6 +121,31 @@ def test_missing_prediction_files_name_the_target(tmp_path, reference_src, data,
     assert "./run.sh perceiver_eval_test_with_pretrain" in r.tests["1g-2-hidden"]["output"]
 
 
+@pytest.mark.parametrize("case", ["missing", "never pretrained"])
+def test_the_perceivers_points_need_the_pretraining_it_was_finetuned_from(tmp_path, reference_src, data, solution,
+                                                                          case):
+    """perceiver.pretrain.params, a file the handout asks for, must have learned the pretraining's task (the
+    span-corrupted lines of wiki.txt): missing, or params that never saw a corrupted line (the finetuned params made
+    by hand, which know their training questions and the corpus as plain text), the perceiver's prediction files
+    earn nothing, with the rest of their checks passed; the vanilla model's files are not asked for it."""
+    pred = write_predictions(tmp_path / "pred", data, "correct")
+    if case == "missing":
+        (pred / "perceiver.pretrain.params").unlink()
+    else:
+        shutil.copy(pred / "perceiver.finetune.params", pred / "perceiver.pretrain.params")
+    r = run_grader(reference_src, "1f-1-hidden", "1g-1-hidden", "1g-2-hidden", data=data, solution=solution,
+                   predictions=pred)
+    assert r.status("1f-1-hidden") == "passed", r.tests["1f-1-hidden"]["output"]
+    for tid in ("1g-1-hidden", "1g-2-hidden"):
+        out = r.tests[tid]["output"]
+        assert r.status(tid) == "failed" and r.tests[tid]["score"] == 0 and "earns no accuracy points" in out, out
+        if case == "missing":
+            assert "perceiver.pretrain.params is missing" in out and "./run.sh perceiver_pretrain" in out, out
+        else:
+            assert "perceiver.pretrain.params, which perceiver.finetune.params was finetuned from" in out, out
+            assert "it has not been pretrained" in out, out
+
+
 def test_thresholds_come_from_the_row_of_the_data(tmp_path, data, solution):
     """A calibrated row for the tiny world: 5 of 10 right passes 40 %, fails 60 %.  The predictions are what
     the params give; half of the answers are other places."""

@@ -452,6 +452,97 @@ def test_the_corpus_statistic_is_zero_for_a_model_that_knows_only_how_often_char
     assert random_model["gain"] < 0, random_model
 
 
+def test_the_pretraining_statistic_corrupts_a_line_as_the_courses_dataset_does(monkeypatch):
+    """learned.corrupted's example is one that CharCorruptionDataset makes (the reference's, written to the
+    handout's spec): with the random draws landing on the statistic's choices (a line cut to PRETRAIN_CHARS, a span
+    of a quarter, in the middle), each within the range the spec draws from, the dataset's example is the same ids,
+    then the closing MASK and the padding."""
+    import random
+
+    import torch
+
+    from checks import learned
+    from submission import dataset
+
+    line = "Ada Najjar. Ada Najjar was born in Lima and later worked in Oslo, in Bergen, then in Trondheim."
+    ds = dataset.CharCorruptionDataset(line + "\n", 128)
+    n = learned.PRETRAIN_CHARS
+    draws = iter([n, n // 4, (n - n // 4) // 2])  # truncation, span length, span start: the spec's order
+
+    def randint(a, b):
+        value = next(draws)
+        assert a <= value <= b, (a, value, b)
+        return value
+
+    monkeypatch.setattr(random, "randint", randint)
+    x, y = ds[0]
+    example = torch.cat([x[:1], y]).tolist()
+    want = learned.corrupted(ds.encoded[0][:n].tolist(), ds.mask_id)
+    assert example[:len(want)] == want and example[len(want)] == ds.mask_id
+    assert set(example[len(want) + 1:]) == {ds.pad_id}
+    assert "".join(ds.itos[i] for i in want) == line[:24] + "\u2047" + line[40:64] + "\u2047" + line[24:40]
+
+
+def test_the_pretraining_statistic_is_zero_for_a_model_that_knows_only_how_often_characters_occur(tmp_path):
+    """learned.pretraining_record's gain is 1 - loss / unigram entropy of the corrupted lines' characters: a model
+    whose logits are their log-frequencies explains none of it (gain 0), a random model less than none, and a
+    perceiver trained on those lines (tests/course_params.py) more than the bar asks."""
+    import math
+    from collections import Counter
+
+    import torch
+
+    from checks import learned
+    from checks import params
+
+    data = tmp_path / "data"
+    data.mkdir()
+    make_world(data)
+    stoi = course_params.vocab(data)
+    seed = data / "birth_dev.tsv"  # any file's seed draws every line of this corpus, shorter than CORPUS_LINES
+    seqs = learned.pretraining_sequences(data / "wiki.txt", stoi, seed)
+    counts = Counter(t for seq in seqs for t in seq[1:])
+    total = sum(counts.values())
+    net = course_params.course_net("perceiver", stoi)
+    with torch.no_grad():
+        net.ln_f.weight.zero_()  # every position the same: the final bias alone
+        net.ln_f.bias.zero_()
+        net.ln_f.bias[0] = 1.0
+        net.head.weight.fill_(0.0)
+        net.head.weight[:, 0] = torch.tensor([math.log(counts[i] / total) if counts[i] else -30.0
+                                              for i in range(len(stoi))])
+    gains = {}
+    for name, model_ in (("unigram", net), ("random", course_params.course_net("perceiver", stoi)),
+                         ("pretrained", course_params.pretrained_perceiver(stoi, data))):
+        course_params.save(model_, tmp_path / name)
+        w = params.own_reading(tmp_path / name, "perceiver", len(stoi), *reference_modules())
+        record = learned.pretraining_record(w, data / "wiki.txt", stoi, seed)
+        assert record["lines"] == len(seqs) and record["chars"] == total
+        gains[name] = record["gain"]
+    assert gains["unigram"] == pytest.approx(0.0, abs=1e-3), gains
+    assert gains["random"] < 0 and gains["pretrained"] >= 0.45, gains
+
+
+def test_the_pretraining_statistics_lines_are_drawn_by_the_held_out_answers(tmp_path):
+    """The lines the pretraining statistic reads are a secret of the data set: other held-out answers draw other
+    lines of the same wiki.txt, the same answers (with Windows line endings too) the same lines, CORPUS_LINES of
+    them in the corpus's order; so params trained on the lines of a public sample know too little of them."""
+    from checks import learned
+
+    wiki = SRC / "data" / "wiki.txt"
+    lines = [line for line in wiki.read_text(encoding="utf-8").split("\n") if len(line.strip()) > 1]
+    answers = tmp_path / "birth_test.tsv"
+    answers.write_text("Where was Ada Najjar born?\tLima\n", encoding="utf-8")
+    drawn = learned.secret_lines(wiki, answers)
+    assert len(drawn) == learned.CORPUS_LINES and drawn == sorted(drawn, key=lines.index)
+    answers.write_bytes(b"Where was Ada Najjar born?\tLima\r\n")
+    assert learned.secret_lines(wiki, answers) == drawn
+    answers.write_text("Where was Ada Najjar born?\tOslo\n", encoding="utf-8")
+    other = learned.secret_lines(wiki, answers)
+    assert len(set(drawn) & set(other)) < learned.CORPUS_LINES // 2
+    assert len(set(drawn) & set(learned.corpus_lines(wiki))) < learned.CORPUS_LINES // 2
+
+
 def reference_modules():
     from submission import helper, model
 
@@ -512,10 +603,13 @@ def test_every_statistic_of_the_learned_check_fails_closed(world, monkeypatch):
     stoi = course_params.vocab(data)
     monkeypatch.setattr(learned, "logits", lambda w, idx: torch.full((*idx.shape, len(stoi)), float("nan")))
     paths = (data / "birth_places_train.tsv", data / "wiki.txt", data / "birth_test.tsv")
-    for rule in ({"min_question_gain": 1.0}, {"min_corpus_gain": 0.1}, {"min_heldout_gain": 0.5}):
+    for rule in ({"min_question_gain": 1.0}, {"min_corpus_gain": 0.1}, {"min_heldout_gain": 0.5},
+                 {"min_pretraining_gain": 0.25}):
         problem, _ = learned.check(None, rule, "perceiver.finetune.params", "perceiver_finetune_with_pretrain", stoi,
-                                   *paths)
+                                   *paths, pretrained=lambda: None)
         assert problem and "is not a finite number (got nan)" in problem, (rule, problem)
+        of = "perceiver.pretrain.params" if "min_pretraining_gain" in rule else "perceiver.finetune.params"
+        assert problem.startswith(f"{of} is not a model that learned its task"), (rule, problem)
 
 
 def test_a_model_that_knows_its_training_questions_but_not_the_held_out_people_fails(world, tmp_path):

@@ -258,6 +258,29 @@ def test_reference_keeps_every_point_and_a_leftover_cannot_rewrite_the_results(b
     assert "student code runs as uid" in results["output"] and "warning" not in results["output"]
 
 
+@pytest.mark.grader
+@root_only
+def test_a_perceiver_never_pretrained_earns_no_prediction_point_through_the_bundle(bundle, tmp_path):  # noqa: F811
+    """The attack that the check of the pretraining closes: finetuned params that know their training questions and
+    the corpus as plain text and give their prediction files (the reference's, made to fit), but beside them a
+    perceiver.pretrain.params that never learned the pretraining's task (here the finetuned perceiver itself, made
+    by hand).  Through the bundle, as root, the perceiver's two prediction tests earn nothing; every other test
+    its points."""
+    import course_params
+
+    def prepare(source):
+        made = course_params.fit_bundle(source)
+        return dict(made, **{"perceiver.pretrain.params": made["perceiver.finetune.params"]})
+
+    files = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "src" / "submission").glob("*.py")}
+    results = rehearse(bundle, tmp_path, files, prepare=prepare)
+    lost = {t["number"]: t["output"] for t in results["tests"] if t["score"] < t["max_score"]}
+    assert sorted(lost) == ["1g-1-hidden", "1g-2-hidden"], {k: v[:300] for k, v in lost.items()}
+    for output in lost.values():
+        assert "earns no accuracy points" in output and "it has not been pretrained" in output, output
+    assert results["score"] == 74 - 4
+
+
 PATCH_THE_GRADER = '''
 import sys as _sys
 _main = _sys.modules["__main__"]

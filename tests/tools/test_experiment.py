@@ -89,6 +89,10 @@ def test_the_results_file_holds_every_figure_the_calibration_needs(rehearsal):
         corpus = seed["models"][pname]["corpus"]
         assert corpus["lines"] == 41 and corpus["gain"] == pytest.approx(1 - corpus["loss"] / corpus["unigram"],
                                                                           abs=1e-3)
+    for pname in ("vanilla.pretrain.params", "perceiver.pretrain.params"):  # what the pretraining learned
+        pretraining = seed["models"][pname]["pretraining"]
+        assert pretraining["lines"] == 41 and pretraining["gain"] == pytest.approx(
+            1 - pretraining["loss"] / pretraining["unigram"], abs=1e-3)
     grade = results["grade"]
     assert grade["seed"] == 0 and grade["max_score"] == 74
     # a few epochs teach the tiny world nothing: only the prediction tests may fail
@@ -141,6 +145,8 @@ def full_size(results, seeds, scale=1.0, unpretrained=0.5):
                 stats["train"]["question_gain"] = round((scale + 0.01 * k) * 6.0, 4)
             if "corpus" in stats:
                 stats["corpus"]["gain"] = round((scale + 0.01 * k) * 0.6, 4)
+            if "pretraining" in stats:
+                stats["pretraining"]["gain"] = round((scale + 0.01 * k) * 0.5, 4)
         for name, stats in s["models"].items():
             if "heldout" in stats:
                 stats["heldout"]["heldout_gain"] = (unpretrained if name == "vanilla.model.params"
@@ -191,9 +197,13 @@ def test_calibrate_writes_the_row_of_the_data_set_with_its_bars_and_evidence(reh
     assert row["learned"]["vanilla.model.params"] == {"min_question_gain": half(question)}
     gain = lowest(made, lambda s: s["models"]["perceiver.finetune.params"]["corpus"]["gain"])
     assert row["learned"]["perceiver.finetune.params"]["min_corpus_gain"] == half(gain) == 0.27
-    heldout = lowest(made, lambda s: s["models"]["perceiver.finetune.params"]["heldout"]["heldout_gain"])
-    assert row["learned"]["perceiver.finetune.params"]["min_heldout_gain"] == half(heldout) == 1.8
+    heldout = lowest(made, lambda s: s["models"]["vanilla.finetune.params"]["heldout"]["heldout_gain"])
+    assert row["learned"]["vanilla.finetune.params"]["min_heldout_gain"] == half(heldout) == 1.8
     assert "min_heldout_gain" not in row["learned"]["vanilla.model.params"]
+    # the perceiver's pretraining is measured on the params it was finetuned from; it has no held-out bar
+    pretraining = lowest(made, lambda s: s["models"]["perceiver.pretrain.params"]["pretraining"]["gain"])
+    assert row["learned"]["perceiver.finetune.params"]["min_pretraining_gain"] == half(pretraining) == 0.225
+    assert "min_heldout_gain" not in row["learned"]["perceiver.finetune.params"]
     evidence = row["evidence"]["accuracy"]
     assert evidence["seeds"] == 3 and evidence["margin"] == 0.5 and evidence["device"].startswith("cpu")
     assert evidence["measured"]["vanilla.pretrain.dev.predictions"]["min"] == pretrain_dev
