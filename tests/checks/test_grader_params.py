@@ -414,7 +414,6 @@ def test_the_corpus_statistic_is_zero_for_a_model_that_knows_only_how_often_char
     """learned.corpus_record's gain is 1 - loss / unigram entropy of the characters it predicts: a model
     whose logits are those characters' log-frequencies, whatever the context, explains none of it (gain 0), and
     a random model less than none."""
-    import math
     from collections import Counter
 
     import torch
@@ -434,12 +433,7 @@ def test_the_corpus_statistic_is_zero_for_a_model_that_knows_only_how_often_char
             if name.endswith(("attn.proj", "mlp.2")):
                 module.weight.zero_()
                 module.bias.zero_()
-        net.ln_f.weight.zero_()  # every position the same: the final bias alone
-        net.ln_f.bias.zero_()
-        net.ln_f.bias[0] = 1.0
-        net.head.weight.fill_(0.0)
-        net.head.weight[:, 0] = torch.tensor([math.log(counts[i] / total) if counts[i] else -30.0
-                                              for i in range(len(stoi))])
+    unigram_head(net, counts)
     path = tmp_path / "unigram.params"
     course_params.save(net, path)
     w = params.own_reading(path, "vanilla", len(stoi), *reference_modules())
@@ -450,6 +444,23 @@ def test_the_corpus_statistic_is_zero_for_a_model_that_knows_only_how_often_char
         params.own_reading(own / "vanilla.finetune.params", "vanilla", len(stoi), *reference_modules()),
         wiki, stoi)
     assert random_model["gain"] < 0, random_model
+
+
+def unigram_head(net, counts):
+    """Make net's logits, at every position, the log-frequencies of the ids in counts (a Counter): the final
+    LayerNorm gives a constant, the head maps it to them."""
+    import math
+
+    import torch
+
+    total = sum(counts.values())
+    with torch.no_grad():
+        net.ln_f.weight.zero_()  # every position the same: the final bias alone
+        net.ln_f.bias.zero_()
+        net.ln_f.bias[0] = 1.0
+        net.head.weight.fill_(0.0)
+        net.head.weight[:, 0] = torch.tensor([math.log(counts[i] / total) if counts[i] else -30.0
+                                              for i in range(net.head.weight.shape[0])])
 
 
 def test_the_pretraining_statistic_corrupts_a_line_as_the_courses_dataset_does(monkeypatch):
@@ -487,10 +498,7 @@ def test_the_pretraining_statistic_is_zero_for_a_model_that_knows_only_how_often
     """learned.pretraining_record's gain is 1 - loss / unigram entropy of the corrupted lines' characters: a model
     whose logits are their log-frequencies explains none of it (gain 0), a random model less than none, and a
     perceiver trained on those lines (tests/course_params.py) more than the bar asks."""
-    import math
     from collections import Counter
-
-    import torch
 
     from checks import learned
     from checks import params
@@ -504,13 +512,7 @@ def test_the_pretraining_statistic_is_zero_for_a_model_that_knows_only_how_often
     counts = Counter(t for seq in seqs for t in seq[1:])
     total = sum(counts.values())
     net = course_params.course_net("perceiver", stoi)
-    with torch.no_grad():
-        net.ln_f.weight.zero_()  # every position the same: the final bias alone
-        net.ln_f.bias.zero_()
-        net.ln_f.bias[0] = 1.0
-        net.head.weight.fill_(0.0)
-        net.head.weight[:, 0] = torch.tensor([math.log(counts[i] / total) if counts[i] else -30.0
-                                              for i in range(len(stoi))])
+    unigram_head(net, counts)
     gains = {}
     for name, model_ in (("unigram", net), ("random", course_params.course_net("perceiver", stoi)),
                          ("pretrained", course_params.pretrained_perceiver(stoi, data))):
