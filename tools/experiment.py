@@ -53,6 +53,9 @@ from kit.fileio import read_lines, read_tsv, write_text_atomic  # noqa: E402
 KIND, VERSION = "cs224n-experiment", 1
 MIN_SEEDS = 3  # a bar from fewer seeds says little about the spread of correct work
 MARGIN = 0.5  # the course's bars sit at about half of what correct work typically reaches
+# The pretraining share (checks/learned.pretraining_record) is near 0.9 in correct runs and near 0.5 for a plain
+# next-character model of the corpus: half of the lowest would pass the latter, so its bar sits at 0.8 of it.
+SHARE_MARGIN = 0.8
 # the params files whose learning the grader checks, with the checks that apply (checks/learned.py).  "pretraining"
 # is measured on the params the file was finetuned from (its target's input).  The perceiver has no held-out bar:
 # on the course's data correct perceivers know fewer of the held-out people than a perceiver finetuned alone
@@ -383,7 +386,7 @@ def summary(results):
 def spread(results_list):
     """{measure: {"min", "median", "max", "n"}} over every seed of one or more results: each prediction file's
     accuracy and each params file's statistics (training questions answered, question, corpus, pretraining and
-    held-out gains)."""
+    held-out gains, the pretraining share)."""
     if isinstance(results_list, dict):
         results_list = [results_list]
     values = {}
@@ -399,6 +402,8 @@ def spread(results_list):
                 for check in PRETRAINED:  # corpus and pretraining: the share of a text's entropy explained
                     if check in stats and stats[check]["gain"] is not None:
                         values.setdefault(f"{name} {check}", []).append(stats[check]["gain"])
+                if stats.get("pretraining", {}).get("share") is not None:
+                    values.setdefault(f"{name} pretraining share", []).append(stats["pretraining"]["share"])
                 if "heldout" in stats and stats["heldout"]["heldout_gain"] is not None:
                     values.setdefault(f"{name} heldout", []).append(stats["heldout"]["heldout_gain"])
     return {k: {"min": min(v), "median": statistics.median(v), "max": max(v), "n": len(v)} for k, v in values.items()}
@@ -482,6 +487,15 @@ def calibrate(args):
                                 "missing?)")
             bar = floor_to(margin * m["min"])
             rule[f"min_{check}_gain"] = bar
+            if check == "pretraining":  # and how well it predicts corrupted lines against plain ones
+                share = measured.get(f"{of} pretraining share")
+                if share is not None and share["n"] == len(runs):
+                    rule["min_pretraining_share"] = floor_to(SHARE_MARGIN * share["min"])
+                elif args.rehearsal:  # a few epochs: the gain on plain text may not be above 0, so no share
+                    print(f"rehearsal: {of} has no pretraining share in every seed; no share bar")
+                else:
+                    raise UserError(f"{of} has no pretraining share in every seed: its gain on plain text was not "
+                                    "above 0, so that run's pretraining learned nothing; look at its loss log")
         learned[pname] = rule
     lift_problem = learned_bars_problem(learned, measured)
     if lift_problem and not args.rehearsal:

@@ -20,17 +20,18 @@ set from correct runs by the instructor's experiment tool, which calibrates the 
   characters, the least loss of any model that ignores what came before (`corpus_record`);
 - the params it was finetuned from (perceiver.pretrain.params, a file the handout asks for) learned the
   pretraining's own task: they predict span-corrupted lines of wiki.txt (prefix ⁇ suffix ⁇ span) far below the
-  unigram entropy of their characters (`pretraining_record`).  A plain next-character model of the corpus learns
-  its text, not where a corrupted line goes on after a ⁇: span corruption teaches that, over the pretraining's
-  epochs.  The lines are drawn by a seed that the held-out answers give: a sample of the corpus that no student
-  knows, which a model predicts only as well as it predicts the corrupted corpus.  (The held-out people, whom
-  only a model that read the corpus can know, are measured too, `heldout_record`: correct perceivers know too few
-  of them on the course's data for a bar.)
+  unigram entropy of their characters, and nearly as well as the same lines as plain text (`pretraining_record`'s
+  gain and share).  A plain next-character model of the corpus learns its text, not where a corrupted line goes
+  on after a ⁇: span corruption teaches that, over the pretraining's epochs.  The lines are drawn by a seed that
+  the held-out answers give: a sample of the corpus that no student knows, which a model predicts only as well as
+  it predicts the corrupted corpus.  (The held-out people, whom only a model that read the corpus can know, are
+  measured too, `heldout_record`: correct perceivers know too few of them on the course's data for a bar.)
 
 Each is computed on fixed samples of the data files with the judge's own forward pass (decoder.logits,
 teacher-forced: one pass, no decoding), so a params file gets the same numbers in every grading.
 """
 
+import functools
 import hashlib
 import math
 import random
@@ -214,18 +215,31 @@ def secret_lines(wiki_path, answers_path):
     return [lines[i] for i in sorted(chosen)]
 
 
-def pretraining_sequences(wiki_path, stoi, answers_path):
-    """The secret sample of wiki.txt's lines (`secret_lines`: the first PRETRAIN_CHARS characters of each, at least
-    8) corrupted as the pretraining corrupts them (`corrupted`), as ids."""
+def pretraining_lines(wiki_path, stoi, answers_path):
+    """The secret sample of wiki.txt's lines (`secret_lines`): the first PRETRAIN_CHARS characters of each (at
+    least 8), as ids."""
     seqs = [[stoi[ch] for ch in line[:PRETRAIN_CHARS] if ch in stoi] for line in secret_lines(wiki_path, answers_path)]
-    return [corrupted(s, stoi[MASK]) for s in seqs if len(s) >= 8]
+    return [s for s in seqs if len(s) >= 8]
+
+
+def pretraining_sequences(wiki_path, stoi, answers_path):
+    """pretraining_lines corrupted as the pretraining corrupts them (`corrupted`)."""
+    return [corrupted(s, stoi[MASK]) for s in pretraining_lines(wiki_path, stoi, answers_path)]
 
 
 def pretraining_record(w, wiki_path, stoi, answers_path):
-    """text_record of pretraining_sequences: the pretraining's own task, which a model that was never trained on
-    it does not know (after a MASK, a plain model of the corpus expects the text to go on; here a line goes on
-    after the gap, then the missing span comes)."""
-    return text_record(w, pretraining_sequences(wiki_path, stoi, answers_path))
+    """text_record of pretraining_sequences, the pretraining's own task, with "plain_gain", the gain on the same
+    lines as plain text, and "share" = gain / plain_gain.  A model pretrained with span corruption predicts the
+    corrupted lines nearly as well as the plain ones (a share near 0.9); a plain model of the corpus loses about
+    half of what it knows at the ⁇, where it expects the text to go on and the line jumps past the gap, then
+    back to the missing span (a share near 0.5).  The share is None where it is not a ratio of two finite gains,
+    the plain one above 0: it then fails its bar."""
+    plain = pretraining_lines(wiki_path, stoi, answers_path)
+    record = text_record(w, [corrupted(s, stoi[MASK]) for s in plain])
+    gain, plain_gain = record["gain"], text_record(w, plain)["gain"]
+    finite = all(isinstance(v, float) and math.isfinite(v) for v in (gain, plain_gain))
+    share = round(gain / plain_gain, 4) if finite and plain_gain > 0 else None  # not a bar: a ratio's domain
+    return dict(record, plain_gain=plain_gain, share=share)
 
 
 def fit_score(record):
@@ -239,11 +253,11 @@ def fit_score(record):
 #
 # A rule (points.json, thresholds row, "learned": {params file: rule}) may give min_question_gain
 # (training_record's question_gain, in nats), min_heldout_gain (heldout_record's, in nats), min_corpus_gain
-# (corpus_record's gain) and min_pretraining_gain (pretraining_record's gain, of the params the model was finetuned
-# from).  The instructor's calibration sets them from correct runs, and refuses a question bar below
-# QUESTION_FLOOR: noise can reach that much (a random, untrained model of the course's size, its weights scaled up
-# tenfold, gets about 0.4).  Each comparison fails closed (checks/bars.py): a statistic that is not a finite
-# number, as params that make NaN give, fails its bar.
+# (corpus_record's gain), min_pretraining_gain and min_pretraining_share (pretraining_record's gain and share, of
+# the params the model was finetuned from).  The instructor's calibration sets them from correct runs, and refuses
+# a question bar below QUESTION_FLOOR: noise can reach that much (a random, untrained model of the course's size,
+# its weights scaled up tenfold, gets about 0.4).  Each comparison fails closed (checks/bars.py): a statistic that
+# is not a finite number, as params that make NaN give, fails its bar.
 
 QUESTION_FLOOR = 1.0
 
@@ -277,13 +291,16 @@ def below_counting(record, gain, bar, model):
 def check(w, rule, params_name, target, stoi, train_path, wiki_path, answers_path, pretrained=None):
     """(problem, facts): why the params w are not a model that learned what ./run.sh `target` trains, by `rule`
     (None if they are), and what was measured, in a few words for the test's message.  answers_path: the test
-    questions with their answers (the held-out people).  pretrained: where the rule has min_pretraining_gain, a
+    questions with their answers (the held-out people).  pretrained: where the rule has a pretraining bar, a
     function that gives the weights of the params the model was finetuned from (the file that `target` reads), or
     raises Fail where they cannot be read."""
     redo = f"submit the params that your run of ./run.sh {target} trained"
     train, wiki = Path(train_path).name, Path(wiki_path).name
     source = course.TARGET[target].reads  # the params it was finetuned from (None: a model trained from scratch)
     source_target = course.WRITTEN_BY[source].name if source else None
+    pretraining = functools.cache(lambda: pretraining_record(pretrained(), wiki_path, stoi, answers_path))
+    pretrain_redo = (f"submit the {source} of your run of ./run.sh {source_target}, and the params and predictions "
+                     "that your finetuning of it gave")
 
     statistics = {
         "min_question_gain": Statistic(
@@ -307,15 +324,20 @@ def check(w, rule, params_name, target, stoi, train_path, wiki_path, answers_pat
                                f"{more_probable(g, bar, 'a model pretrained on the corpus and finetuned')}: it has "
                                "not learned from the corpus where they were born"), redo),
         "min_pretraining_gain": Statistic(
-            lambda: pretraining_record(pretrained(), wiki_path, stoi, answers_path), "gain", "the pretraining gain",
-            source,
+            pretraining, "gain", "the pretraining gain", source,
             lambda g, r: f"{source}: {100 * g:.0f} % of span-corrupted lines' unigram entropy explained",
             lambda g, r, bar: (f"{source}, which {params_name} was finetuned from, predicts span-corrupted lines of "
                                f"{wiki} (the pretraining's task: prefix ⁇ suffix ⁇ the missing span) "
                                f"{below_counting(r, g, bar, 'a model pretrained with span corruption')}: it has not "
-                               "been pretrained"),
-            f"submit the {source} of your run of ./run.sh {source_target}, and the params and predictions that your "
-            "finetuning of it gave"),
+                               "been pretrained"), pretrain_redo),
+        "min_pretraining_share": Statistic(
+            pretraining, "share", "the pretraining share", source,
+            lambda s, r: f"corrupted lines predicted {100 * s:.0f} % as well as plain ones",
+            lambda s, r, bar: (f"{source}, which {params_name} was finetuned from, predicts span-corrupted lines of "
+                               f"{wiki} only {100 * s:.0f} % as well as the same lines as plain text (gains "
+                               f"{r['gain']} and {r['plain_gain']}), where a model pretrained with span corruption "
+                               f"predicts them at least {100 * bar:g} % as well: it learned the corpus as plain text, "
+                               "not the pretraining's task"), pretrain_redo),
     }
     facts = []
     for key, stat in statistics.items():

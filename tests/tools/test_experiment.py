@@ -93,6 +93,8 @@ def test_the_results_file_holds_every_figure_the_calibration_needs(rehearsal):
         pretraining = seed["models"][pname]["pretraining"]
         assert pretraining["lines"] == 41 and pretraining["gain"] == pytest.approx(
             1 - pretraining["loss"] / pretraining["unigram"], abs=1e-3)
+        if pretraining["plain_gain"] > 0:  # its share: corrupted lines against the same lines as plain text
+            assert pretraining["share"] == pytest.approx(pretraining["gain"] / pretraining["plain_gain"], abs=1e-3)
     grade = results["grade"]
     assert grade["seed"] == 0 and grade["max_score"] == 74
     # a few epochs teach the tiny world nothing: only the prediction tests may fail
@@ -147,6 +149,7 @@ def full_size(results, seeds, scale=1.0, unpretrained=0.5):
                 stats["corpus"]["gain"] = round((scale + 0.01 * k) * 0.6, 4)
             if "pretraining" in stats:
                 stats["pretraining"]["gain"] = round((scale + 0.01 * k) * 0.5, 4)
+                stats["pretraining"]["share"] = round(0.9 + 0.01 * k, 4)
         for name, stats in s["models"].items():
             if "heldout" in stats:
                 stats["heldout"]["heldout_gain"] = (unpretrained if name == "vanilla.model.params"
@@ -203,6 +206,9 @@ def test_calibrate_writes_the_row_of_the_data_set_with_its_bars_and_evidence(reh
     # the perceiver's pretraining is measured on the params it was finetuned from; it has no held-out bar
     pretraining = lowest(made, lambda s: s["models"]["perceiver.pretrain.params"]["pretraining"]["gain"])
     assert row["learned"]["perceiver.finetune.params"]["min_pretraining_gain"] == half(pretraining) == 0.225
+    # its share (corrupted lines against plain ones) at 0.8 of the lowest: half would pass a plain model of the text
+    share = lowest(made, lambda s: s["models"]["perceiver.pretrain.params"]["pretraining"]["share"])
+    assert row["learned"]["perceiver.finetune.params"]["min_pretraining_share"] == 0.72 == round(0.8 * share, 3)
     assert "min_heldout_gain" not in row["learned"]["perceiver.finetune.params"]
     evidence = row["evidence"]["accuracy"]
     assert evidence["seeds"] == 3 and evidence["margin"] == 0.5 and evidence["device"].startswith("cpu")
@@ -214,7 +220,8 @@ def test_calibrate_writes_the_row_of_the_data_set_with_its_bars_and_evidence(reh
     assert table["tests"] == before["tests"]
 
 
-@pytest.mark.parametrize("case", ["small", "two seeds", "two data sets", "not every point", "no row"])
+@pytest.mark.parametrize("case", ["small", "two seeds", "two data sets", "not every point", "no row",
+                                  "a pretraining with no share"])
 def test_calibrate_refuses_results_that_cannot_set_a_bar_with_one_sentence(rehearsal, tmp_path, case):
     _, _, results, _, _ = rehearsal
     points = points_copy(tmp_path)
@@ -233,12 +240,15 @@ def test_calibrate_refuses_results_that_cannot_set_a_bar_with_one_sentence(rehea
         made[0]["grade"] = dict(made[0]["grade"], score=71)
     elif case == "no row":
         extra = []
+    elif case == "a pretraining with no share":  # its gain on plain text not above 0: a run that learned nothing
+        made[0]["seeds"]["1"]["models"]["perceiver.pretrain.params"]["pretraining"]["share"] = None
     files = [write(tmp_path, f"{k}.json", m) for k, m in enumerate(made)]
     r = experiment("calibrate", *files, "--points", str(points), *extra)
     assert r.returncode == 2 and r.stderr.startswith("error: ") and r.stderr.count("\n") == 1, r.stderr
     expected = {"small": "smaller configuration than the course's", "two seeds": "needs at least 3",
                 "two data sets": "different data sets", "not every point": "did not earn every point",
-                "no row": "give --row NAME"}[case]
+                "no row": "give --row NAME",
+                "a pretraining with no share": "has no pretraining share in every seed"}[case]
     assert expected in r.stderr, r.stderr
     assert points.read_text(encoding="utf-8") == before
 
