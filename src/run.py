@@ -8,8 +8,9 @@ Examples (run.sh wraps these with the course's file names):
       --eval_corpus_path src/data/birth_dev.tsv --outputs_path vanilla.pretrain.dev.predictions
 
 The course hyperparameters are the defaults; the override flags exist for small runs (smoke tests, CPU demos).
-Training writes WRITING_PARAMS_PATH.log.csv (one row per step; python src/plot_losses.py draws it) and, after
-every epoch, WRITING_PARAMS_PATH.ckpt: if a run is interrupted, the same command with --resume continues it.
+Training writes WRITING_PARAMS_PATH.log.csv (one row per step; python src/plot_losses.py draws it) and, at the
+end of the first epoch and then of an epoch at least half a minute after the last save, WRITING_PARAMS_PATH.ckpt:
+if a run is interrupted, the same command with --resume continues it.
 Where tensorboard is installed, training also writes the course's TensorBoard log into the folder expt/ beside
 this file (the course's folder and run names; --tb_expt_name names the run): `tensorboard --logdir expt`, typed
 in this folder, shows it.
@@ -60,8 +61,9 @@ def build_parser():
                    help="where TensorBoard logs go, one folder per run, when tensorboard is installed "
                         "(default: expt/ beside run.py, or $TB_DIR)")
     p.add_argument("--resume", action="store_true",
-                   help="continue an interrupted pretrain/finetune from WRITING_PARAMS_PATH.ckpt (written after "
-                        "every epoch, removed once the params are saved); run with the same flags as before")
+                   help="continue an interrupted pretrain/finetune from WRITING_PARAMS_PATH.ckpt (written at the end "
+                        "of an epoch, at most every half minute; removed once the params are saved); run with "
+                        "the same flags as before")
     small = p.add_argument_group("overrides for small runs (default: the course's values)")
     small.add_argument("--max_epochs", type=int)
     small.add_argument("--batch_size", type=int)

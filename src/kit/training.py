@@ -8,7 +8,8 @@ bookkeeping of a long run live here, and hook into the Trainer's loop as callbac
 - record_losses, log_losses_csv, log_to_writer: every step's loss and learning rate, in a list, in the CSV
   file <params>.log.csv (src/plot_losses.py draws it) and to a TensorBoard writer (tensorboard_writer makes
   one where tensorboard is installed);
-- keep_checkpoint: the whole training state after every epoch, and --resume from it;
+- keep_checkpoint: the whole training state at the end of an epoch (the first, then one every half minute or
+  more), and --resume from it;
 - add_run_callbacks: all of that bookkeeping at once, in the order it must run, as run.py uses it;
 - fit_workers: the course's DataLoader workers, capped at the cores the run may use.
 """
@@ -268,14 +269,31 @@ def load_training_state(trainer, path, losses=None):
     set_rng_states(state["rng"])
 
 
-def keep_checkpoint(trainer, path, resume=False, losses=None):
+# A checkpoint costs 40-75 ms (a 40 MB file: the weights and AdamW's two moments), measured on a 2-core CPU.  A GPU
+# epoch of the pretraining (23 steps of a few milliseconds) takes about as long: saved after every epoch, the
+# checkpoints would double the run.  Every half minute, an interruption loses little; a CPU epoch of the course's
+# runs takes 10-60 s, so a CPU run still saves every epoch or every few.
+CHECKPOINT_EVERY_S = 30
+
+
+def keep_checkpoint(trainer, path, resume=False, losses=None, every_s=CHECKPOINT_EVERY_S):
     """The whole training state (model, optimizer, tokens seen, steps, epochs, losses, random-number states)
-    saved to path after every epoch, atomically; with resume, the run first continues from it.  On the CPU
-    with num_workers=0 a resumed run ends with exactly the parameters of an uninterrupted one.  (With worker
-    processes the workers' corruption draws restart differently: statistically the same run, not bit for bit.)"""
+    saved to path at the end of the first epoch, then of every epoch that ends `every_s` seconds or more after the
+    last save, atomically; with resume, the run first continues from it.  An interruption loses at most an epoch
+    and every_s seconds.  On the CPU with num_workers=0 a resumed run ends with exactly the parameters of an
+    uninterrupted one.  (With worker processes the workers' corruption draws restart differently: statistically
+    the same run, not bit for bit.)"""
+    last = {}
+
+    def save(t):
+        now = time.monotonic()
+        if "at" not in last or now - last["at"] >= every_s:
+            save_training_state(t, path, losses)
+            last["at"] = time.monotonic()
+
     if resume:
         trainer.add_callback("on_train_start", lambda t: load_training_state(t, path, losses))
-    trainer.add_callback("on_epoch_end", lambda t: save_training_state(t, path, losses))
+    trainer.add_callback("on_epoch_end", save)
 
 
 def add_run_callbacks(trainer, checkpoint_path=None, resume=False, log_path=None):

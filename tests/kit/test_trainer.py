@@ -95,6 +95,24 @@ def test_an_interrupted_run_resumes_to_the_same_parameters(corpus, tmp_path):
         assert without_speed(read_log(log)) == without_speed(read_log(tmp_path / "whole.csv"))
 
 
+@pytest.mark.parametrize("seconds_per_step, saved_after", [(40, [1, 2, 3, 4, 5, 6, 7, 8]), (2, [1, 4, 7])])
+def test_the_checkpoint_is_saved_after_the_first_epoch_then_every_half_minute(corpus, tmp_path, monkeypatch,
+                                                                              seconds_per_step, saved_after):
+    """A save costs about as much as a GPU epoch of the pretraining: after the first epoch, an epoch's end saves only
+    when training.CHECKPOINT_EVERY_S (30 s) have passed since the last save.  On a clock of 40 s a step (a CPU's
+    epochs) every epoch saves; at 2 s a step (12 s epochs) the first, the fourth (36 s later), the seventh."""
+    assert training.CHECKPOINT_EVERY_S == 30
+    clock = [0.0]
+    monkeypatch.setattr(training, "time", type("Clock", (), {"monotonic": staticmethod(lambda: clock[0]),
+                                                              "perf_counter": staticmethod(lambda: clock[0])}))
+    saved = []
+    monkeypatch.setattr(training, "save_training_state", lambda t, path, losses=None: saved.append(t.epochs_done))
+    trainer, _ = make_trainer(corpus, seed=0, checkpoint_path=tmp_path / "run.ckpt", max_epochs=8)
+    trainer.add_callback("on_batch_end", lambda t: clock.__setitem__(0, clock[0] + seconds_per_step))
+    trainer.train()
+    assert trainer.step == 8 * 6 and saved == saved_after
+
+
 def test_resuming_needs_a_matching_checkpoint(corpus, tmp_path):
     ckpt = tmp_path / "run.ckpt"
     with pytest.raises(CheckpointError, match="no checkpoint"):
