@@ -106,6 +106,16 @@ def make_deep_tree(top, levels):
     os.close(fd)
 
 
+def on_each_device():
+    """The devices of a test of the student's path: the CPU, and CUDA (marked `cuda`, skipped where there is no
+    GPU).  The CPU case runs the same assertions on every machine, CI's included, so each can fail there; a lent
+    GPU runs the CUDA cases with `python -m pytest -m cuda` (tools/gpu_session.sh)."""
+    import torch
+
+    no_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+    return ["cpu", pytest.param("cuda", marks=[pytest.mark.cuda, no_gpu])]
+
+
 FIRST = ["Ana", "Bo", "Cara", "Dev", "Eli", "Finn", "Gus", "Hana"]
 LAST = ["Smith", "Lopez", "Novak", "Ito", "Berg", "Rossi", "Khan", "Ng", "Moreau", "Silva"]
 PLACES = ["Paris", "Rome", "Oslo", "Lima", "Tokyo", "Cairo", "Quito", "Berlin"]

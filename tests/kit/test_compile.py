@@ -1,8 +1,8 @@
-"""The GPU's code path, run on the CPU: training.place's fused AdamW and torch.compile (issue 29), and the course's
-run.sh conventions around them (./run.sh TARGET [compile|no-compile] [BACKEND], run.py's --tb_expt_name and
-TensorBoard logs).  Pinned-memory loading is the one GPU line left out: PyTorch pins memory only where there is
-an accelerator (on a CPU-only machine DataLoader warns and ignores pin_memory), so trainer.py asks for it on
-CUDA alone."""
+"""The GPU's code path: training.place's fused AdamW and torch.compile (issue 29), on the CPU and, where there is a
+GPU, on CUDA; and the course's run.sh conventions around them (./run.sh TARGET [compile|no-compile] [BACKEND],
+run.py's --tb_expt_name and TensorBoard logs).  Pinned-memory loading is the one GPU line the CPU cannot run:
+PyTorch pins memory only where there is an accelerator (on a CPU-only machine DataLoader warns and ignores
+pin_memory), so trainer.py asks for it on CUDA alone."""
 
 import os
 import subprocess
@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch.utils.data import TensorDataset
 
-from conftest import ROOT, small_config
+from conftest import ROOT, on_each_device, small_config
 from kit import training
 from submission.model import GPT
 from submission.trainer import Trainer, TrainerConfig
@@ -30,27 +30,37 @@ def fixed_shape_batches(vocab_size, n=12, length=32, seed=1):
     return TensorDataset(x, torch.roll(x, -1, dims=1))
 
 
-def train_small(compile):
+def train_small(compile, device="cpu"):
     set_seed(0)
     model = GPT(small_config(40))  # dropout 0: the two runs draw no random numbers that could differ
     config = TrainerConfig(max_epochs=1, batch_size=4, learning_rate=1e-3, num_workers=0, show_progress=False)
     trainer = Trainer(model, fixed_shape_batches(40), None, config)
-    training.place(trainer, "cpu", "fp32", compile=compile)
-    losses = training.record_losses(trainer)
-    trainer.train()
+    tf32 = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    try:
+        training.place(trainer, device, "fp32", compile=compile)
+        # place() turns on TF32 on CUDA (10-bit mantissas in matmuls); off, both runs compute the same fp32 math,
+        # whose last bits alone the tolerances below allow for
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+        losses = training.record_losses(trainer)
+        trainer.train()
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
     return trainer, [loss for *_, loss, _ in losses]
 
 
 @pytest.mark.slow  # run.py in a process of its own, or torch.compile
-@pytest.mark.skipif(training.compile_problem("cpu") is not None, reason="torch.compile cannot run on this CPU")
-def test_compiled_training_on_the_cpu_matches_the_uncompiled_run():
+@pytest.mark.parametrize("device", on_each_device())
+def test_compiled_training_matches_the_uncompiled_run(device):
     import torch._dynamo
 
+    problem = training.compile_problem(torch.device(device))
+    if problem:
+        pytest.skip(f"torch.compile cannot run here: {problem}")
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
-    eager, eager_losses = train_small(compile=False)
+    eager, eager_losses = train_small(compile=False, device=device)
     assert not torch._dynamo.utils.counters["stats"]["unique_graphs"]
-    compiled, compiled_losses = train_small(compile=True)
+    compiled, compiled_losses = train_small(compile=True, device=device)
     try:
         assert torch._dynamo.utils.counters["stats"]["unique_graphs"] >= 1  # it did run compiled
         # both runs took the fused AdamW, on the CPU as on a GPU
@@ -67,8 +77,10 @@ def test_compiled_training_on_the_cpu_matches_the_uncompiled_run():
         assert len(compiled_losses) == len(eager_losses) == 3
         assert compiled_losses == pytest.approx(eager_losses, rel=1e-5)
         for name, value in compiled.model.state_dict().items():
+            assert value.device.type == torch.device(device).type, name
             torch.testing.assert_close(value, eager.model.state_dict()[name], rtol=0, atol=1e-5, msg=name)
-        assert any((p != q).any() for p, q in zip(eager.model.parameters(), GPT(small_config(40)).parameters()))
+        start = GPT(small_config(40)).to(device).parameters()
+        assert any((p != q).any() for p, q in zip(eager.model.parameters(), start))
     finally:
         torch._dynamo.reset()
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from conftest import make_world, small_config
+from conftest import make_world, on_each_device, small_config
 from kit.decoding import MAX_ANSWER_CHARS, SLOWER, CachedDecoder, fast_decoder, predict_place, predict_places
 from submission.dataset import CharCorruptionDataset, NameDataset
 from submission.model import GPT
@@ -121,10 +121,11 @@ def trained(tmp_path_factory):
 @pytest.mark.slow  # hundreds of questions, one at a time as well
 @pytest.mark.parametrize("perceiver", [False, True])
 @pytest.mark.parametrize("batch_size", [256, 5])
-def test_batched_predictions_identical_to_one_at_a_time(trained, perceiver, batch_size):
+@pytest.mark.parametrize("device", on_each_device())
+def test_batched_predictions_identical_to_one_at_a_time(trained, perceiver, batch_size, device):
     vocab, models, questions = trained
-    model = models[perceiver]
-    device = torch.device("cpu")
+    device = torch.device(device)
+    model = copy.deepcopy(models[perceiver]).to(device)
     reference = [predict_place(model, q, vocab, device) for q in questions]
     assert predict_places(model, questions, vocab, device, batch_size=batch_size) == reference
     # the check has teeth: answers differ between questions, some stop early, and some prompts

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from kit import course
-from conftest import ROOT
+from conftest import ROOT, on_each_device
 
 SMALL_FLAGS = ["--n_layer", "2", "--n_head", "2", "--n_embd", "32", "--block_size", "64", "--bottleneck_dim", "8",
                "--max_epochs", "2", "--batch_size", "16", "--num_workers", "0", "--no_progress"]
@@ -27,9 +27,11 @@ def run_sh(*args, env=None):
 
 @pytest.mark.slow  # run.py, run.sh or the demo in processes of their own
 @pytest.mark.parametrize("variant", ["vanilla", "perceiver"])
-def test_pretrain_finetune_evaluate(world, variant):
+@pytest.mark.parametrize("device", on_each_device())
+def test_pretrain_finetune_evaluate(world, variant, device):
     path, people = world
-    common = ["--variant", variant, "--pretrain_corpus_path", str(path / "wiki.txt"), *SMALL_FLAGS]
+    common = ["--variant", variant, "--pretrain_corpus_path", str(path / "wiki.txt"), "--device", device,
+              *SMALL_FLAGS]
     # the course's run.sh passes --no-compile and a backend to every target (tests/kit/test_compile.py compiles)
     r = run_py("--function", "pretrain", "--writing_params_path", str(path / "pre.params"), "--no-compile",
                "--backend=inductor", *common)

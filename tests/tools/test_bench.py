@@ -1,6 +1,7 @@
 """tools/bench/bench.py compares the project's path with a course-style one (tools/bench/bench_course.py); its
 course-style datasets must give exactly the project's examples (same spec, same random draws), or the comparison
-would not be like for like.  The benchmark itself runs outside CI (python tools/bench/bench.py)."""
+would not be like for like.  The benchmark itself runs outside CI (python tools/bench/bench.py).
+tools/bench/bench_course_loop.py times the course's own loop beside the kit's (where the course's starter is present)."""
 
 import random
 import re
@@ -8,8 +9,11 @@ import subprocess
 import sys
 
 import bench_course
+import bench_course_loop
 import pytest
 import torch
+from conftest import ROOT
+from kit import training
 from submission.dataset import CharCorruptionDataset, NameDataset
 
 
@@ -83,3 +87,40 @@ def test_part_e_measures_a_step_in_a_fresh_run_of_the_script(world, path):
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     assert re.fullmatch(r"-?\d+", (r.stdout.strip().splitlines() or [""])[-1]), r.stdout[-500:]
+
+
+COURSE_STARTER = ROOT.parent / "shared" / "course-starter"
+
+
+@pytest.mark.slow  # the course-size model, two epochs on each side
+@pytest.mark.skipif(not (COURSE_STARTER / "submission" / "trainer.py").is_file(),
+                    reason="the course's starter is not present")
+def test_the_course_loop_benchmark_times_both_loops_and_writes_its_results(world, tmp_path):
+    """bench_course_loop.py on the world's corpus (one step an epoch): both loops run their epochs, the whole
+    pretraining is estimated from the helper's 650 epochs, and the results file holds what tools/gpu_session.sh
+    brings back."""
+    import json
+
+    data, _ = world
+    out = tmp_path / "speed.json"
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "bench" / "bench_course_loop.py"), "--course-starter",
+                        str(COURSE_STARTER), "--data", str(data), "--epochs", "2", "--json", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert results["kind"] == "cs224n-course-loop-speed" and results["device"]["type"] == "cpu"
+    assert results["lines"] == 41 and results["steps_per_epoch"] == 1 and results["full_epochs"] == 650
+    assert results["kit"]["precision"] == training.resolve_precision(torch.device("cpu"), "auto")
+    for side in ("course", "kit"):
+        timed = results[side]
+        assert len(timed["epoch_seconds"]) == 2 and all(t > 0 for t in timed["epoch_seconds"])
+        first, median = timed["epoch_seconds"]
+        assert timed["full_pretraining_minutes"] == pytest.approx((first + 649 * median) / 60, abs=0.01)
+    speedup = results["course"]["median_epoch_seconds"] / results["kit"]["median_epoch_seconds"]
+    assert results["epoch_speedup"] == pytest.approx(speedup, abs=0.01)
+
+
+def test_the_course_loop_benchmark_refuses_a_folder_without_the_course_s_files(tmp_path, capsys):
+    assert bench_course_loop.main(["--course-starter", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not the course's starter" in err

@@ -37,7 +37,6 @@ questions), or --data DIR (e.g. ../shared/course-data), which is only read.
 import argparse
 import contextlib
 import datetime
-import importlib.util
 import os
 import platform
 import random
@@ -49,14 +48,7 @@ from pathlib import Path
 # the course's loaders use 4 workers whatever the core count; that is what is being measured
 warnings.filterwarnings("ignore", message="This DataLoader will create")
 
-# Python puts only this script's folder (tools/bench/) first on sys.path: tools/srcpath.py, the one module that
-# edits it, is loaded by its path (and registered under its name, as the other tools import it)
-_SRCPATH = importlib.util.spec_from_file_location("srcpath", Path(__file__).resolve().parents[1] / "srcpath.py")
-srcpath = sys.modules["srcpath"] = importlib.util.module_from_spec(_SRCPATH)
-_SRCPATH.loader.exec_module(srcpath)
-ROOT = srcpath.ROOT
-
-srcpath.use()
+from bench_srcpath import ROOT  # noqa: E402  (first: puts src/ on sys.path)
 
 import torch  # noqa: E402
 
