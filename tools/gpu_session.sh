@@ -61,10 +61,15 @@ EXP_NAME=experiment
 [[ -n "$SMALL" ]] && EXP_NAME=experiment-small SEEDS=0
 EXP=(run --out "$WORK/$EXP_NAME.json" --work "$WORK/$EXP_NAME" --seeds "$SEEDS" --parallel "$PARALLEL" ${SMALL:+--small})
 exp_limit=$(( $(left) - SPEED_RESERVE ))
-say "experiment: tools/experiment.py ${EXP[*]} (at most ${exp_limit} s)"
-timeout --signal=TERM --kill-after=20 "$exp_limit" "$PY" tools/experiment.py "${EXP[@]}" \
-  >> "$WORK/experiment.log" 2>&1 &
-EXP_PID=$!
+if [[ $exp_limit -lt 30 ]]; then  # (timeout 0 would mean no limit at all)
+  say "experiment: skipped: a budget of ${BUDGET} s leaves it ${exp_limit} s"
+  EXP_PID=""
+else
+  say "experiment: tools/experiment.py ${EXP[*]} (at most ${exp_limit} s)"
+  timeout --signal=TERM --kill-after=20 "$exp_limit" "$PY" tools/experiment.py "${EXP[@]}" \
+    >> "$WORK/experiment.log" 2>&1 &
+  EXP_PID=$!
+fi
 
 # -- the CUDA tests and a student's command, meanwhile ------------------------------------------------------------
 if passed tests; then
@@ -93,10 +98,13 @@ else
 fi
 cp "$WORK/student-run.log" "$DEST/" 2>/dev/null
 
-wait "$EXP_PID"
-code=$?
-say "experiment: exit status $code ($( [[ $code -eq 124 ]] && echo "stopped by its time limit: the same command continues it" || echo "see experiment.log" )): $(tail -n 1 "$WORK/experiment.log")"
-cp "$WORK/$EXP_NAME.json" "$DEST/" 2>/dev/null
+if [[ -n "$EXP_PID" ]]; then
+  wait "$EXP_PID"
+  code=$?
+  why=$([[ $code -eq 124 ]] && echo "stopped by its time limit: the same command continues it" || echo "see experiment.log")
+  say "experiment: exit status $code ($why): $(tail -n 1 "$WORK/experiment.log")"
+  cp "$WORK/$EXP_NAME.json" "$DEST/" 2>/dev/null
+fi
 
 # -- the timings, alone on the GPU --------------------------------------------------------------------------------
 if [[ ! -f "$STARTER/submission/trainer.py" ]]; then
