@@ -56,7 +56,13 @@ torch.version.cuda, "gpu", torch.cuda.get_device_name() if torch.cuda.is_availab
 } 2>&1 | tee -a "$LOG"
 
 # -- the experiment (background) ---------------------------------------------------------------------------------
-SPEED_RESERVE=$([[ -n "$SMALL" ]] && echo 90 || echo 150)  # the timings after it
+# the time kept for the timings after it, each measured once: none left to measure (or no starter), none kept
+SPEED_RESERVE=0
+for name in speed.json speed-compiled.json; do
+  if [[ -f "$STARTER/submission/trainer.py" && ! -f "$WORK/$name" ]]; then
+    SPEED_RESERVE=$((SPEED_RESERVE + $([[ -n "$SMALL" ]] && echo 45 || echo 75)))
+  fi
+done
 EXP_NAME=experiment
 [[ -n "$SMALL" ]] && EXP_NAME=experiment-small SEEDS=0
 EXP=(run --out "$WORK/$EXP_NAME.json" --work "$WORK/$EXP_NAME" --seeds "$SEEDS" --parallel "$PARALLEL" ${SMALL:+--small})
