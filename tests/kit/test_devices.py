@@ -65,7 +65,8 @@ def test_a_run_trains_in_the_default_precision(world, device):
     for state in trainer.optimizer.state.values():
         assert state["exp_avg"].dtype == state["exp_avg_sq"].dtype == torch.float32
     assert len(losses) == 6 * math.ceil(len(corpus) / 8) and all(math.isfinite(v) for v in losses)
-    # from the entropy of a uniform guess (ln 40 = 3.7) to well below it: measured 3.6 -> 2.6 on a CPU
+    # from about the entropy of a uniform guess (46 characters: ln 46 = 3.8) to well below it: 3.7 -> 2.5 measured
+    # (the first and last 5 steps, bf16 on a CPU)
     assert statistics.mean(losses[-5:]) < statistics.mean(losses[:5]) - 0.5, losses
 
 
