@@ -170,6 +170,7 @@ def drop_privileges(cfg, keep_fd):
         low = fd + 1
     os.closerange(low, 1 << 16)
     tmp = cfg["tmp_dir"]
+    name = user_name(cfg["uid"])
     # The parent made the folder root's alone (Sandbox.private_dir): until this line no process of the worker
     # user could put anything in it, so nothing it holds was read while this process was root (a .pth file in
     # HOME's site-packages, say, which a Python started with user site on runs at start-up).  It is handed over
@@ -194,8 +195,20 @@ def drop_privileges(cfg, keep_fd):
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past RLIMIT_FSIZE fails (OSError), not kills
     os.fchdir(folder)
     os.close(folder)
-    os.environ.update(HOME=tmp, TMPDIR=tmp)
+    os.environ.update(HOME=tmp, TMPDIR=tmp, USER=name, LOGNAME=name)
     tempfile.tempdir = tmp
+
+
+def user_name(uid):
+    """The worker user's name, for USER and LOGNAME: getpass.getuser() reads them first, and libraries ask it
+    (torch 2.11 names its compile cache folder after the user when the first optimizer is made).  A free user id
+    (users.WORKER_UIDS) has no passwd entry, where getpass.getuser() would raise; it is named after its number."""
+    import pwd
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"worker{uid}"
 
 
 def limit_judge(cfg):

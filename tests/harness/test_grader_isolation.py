@@ -303,6 +303,21 @@ def test_patching_the_grader_in_memory_wins_nothing(bundle, starter, spy, tmp_pa
 
 
 @pytest.mark.grader
+@root_only
+def test_student_code_that_asks_who_runs_it_gets_an_answer(tmp_path, data):
+    """The worker user is a free user id, with no passwd entry: getpass.getuser() answers from USER and LOGNAME,
+    which the grader sets, where it would raise.  Libraries ask it: torch 2.11 when the first optimizer is made
+    (its compile cache folder), so that the reference lost 1c-2 there (KeyError: 'getpwuid(): uid not found')."""
+    from gradings import copy_src, run_grader
+
+    who = "import getpass as _getpass\nimport os as _os\n_WHO = (_getpass.getuser(), _os.getuid())\n"
+    src = copy_src(tmp_path / "asks", append={"trainer.py": who})
+    run = run_grader(src, "1c-2-basic", data=data)
+    assert run.tests["1c-2-basic"]["score"] == 1, run.tests["1c-2-basic"]
+    assert "student code runs as uid" in run.proc.stdout
+
+
+@pytest.mark.grader
 def test_off_root_nothing_changes_but_hidden_tests_are_still_judged(tmp_path, monkeypatch, capsys):
     """As on a student's laptop (the grader told it is not root, when this suite runs as root): no copies, no
     user switch, the tests run as before; the hidden tests are decided by judge processes all the same."""
