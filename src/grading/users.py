@@ -89,14 +89,18 @@ def _named_user(name):
     return uid, gid, label
 
 
-def is_named_user(uid):
+def passwd_name(uid):
+    """uid's name in the passwd database, or None where it has none (a free user id of WORKER_UIDS)."""
     import pwd
 
     try:
-        pwd.getpwuid(uid)
-        return True
+        return pwd.getpwuid(uid).pw_name
     except KeyError:
-        return False
+        return None
+
+
+def is_named_user(uid):
+    return passwd_name(uid) is not None
 
 
 def mark_path(uid):
@@ -205,15 +209,11 @@ def unused_uids(candidates, n, claimed=False):
     are not n.  With claimed=True, a generator that yields them one by one (claim_worker_user stops at the
     first it can hold: looking at the processes of all the others would be wasted)."""
     import grp
-    import pwd
 
     def free():
         for uid in candidates:
-            try:
-                pwd.getpwuid(uid)
+            if is_named_user(uid):
                 continue
-            except KeyError:
-                pass
             try:
                 grp.getgrgid(uid)  # the id doubles as the workers' group: its members would share the sandbox
                 continue

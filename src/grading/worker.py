@@ -17,7 +17,7 @@ from grading.cleanup import leave_session_keyring
 from grading.context import Capture, Context, describe, seed_everything, where
 from grading.protocol import MESSAGE_CHARS
 from grading.registry import GRADER_SCRIPT, REGISTRY, SRC, Fail, Mismatch, MissingFile, grading_paths, settings
-from grading.users import permitted, readable_by
+from grading.users import passwd_name, permitted, readable_by
 
 
 # Resource limits of a worker that runs student code, set in drop_privileges with the hard limit equal to the
@@ -170,7 +170,10 @@ def drop_privileges(cfg, keep_fd):
         low = fd + 1
     os.closerange(low, 1 << 16)
     tmp = cfg["tmp_dir"]
-    name = user_name(cfg["uid"])
+    # the worker user's name, for USER and LOGNAME: getpass.getuser() reads them first, and libraries ask it (torch
+    # 2.11 names its compile cache folder after the user when the first optimizer is made); a free user id
+    # (users.WORKER_UIDS) has no passwd entry, where getpass.getuser() would raise, and is named after its number
+    name = passwd_name(cfg["uid"]) or f"worker{cfg['uid']}"
     # The parent made the folder root's alone (Sandbox.private_dir): until this line no process of the worker
     # user could put anything in it, so nothing it holds was read while this process was root (a .pth file in
     # HOME's site-packages, say, which a Python started with user site on runs at start-up).  It is handed over
@@ -197,18 +200,6 @@ def drop_privileges(cfg, keep_fd):
     os.close(folder)
     os.environ.update(HOME=tmp, TMPDIR=tmp, USER=name, LOGNAME=name)
     tempfile.tempdir = tmp
-
-
-def user_name(uid):
-    """The worker user's name, for USER and LOGNAME: getpass.getuser() reads them first, and libraries ask it
-    (torch 2.11 names its compile cache folder after the user when the first optimizer is made).  A free user id
-    (users.WORKER_UIDS) has no passwd entry, where getpass.getuser() would raise; it is named after its number."""
-    import pwd
-
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return f"worker{uid}"
 
 
 def limit_judge(cfg):
