@@ -116,6 +116,34 @@ def on_each_device():
     return ["cpu", pytest.param("cuda", marks=[pytest.mark.cuda, no_gpu])]
 
 
+class tf32_as_it_was:
+    """training.place() turns TF32 matmuls on for the whole process on CUDA, as a training run wants; a test that
+    places a trainer gives the setting back."""
+
+    def __enter__(self):
+        import torch
+
+        self.saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+
+    def __exit__(self, *exc):
+        import torch
+
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = self.saved
+
+
+def check_shell_script(path):
+    """An executable bash script that parses, and passes shellcheck where it is installed (the test skips there)."""
+    import shutil
+
+    assert os.access(path, os.X_OK), f"{path} must be executable"
+    r = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed (apt-get install shellcheck)")
+    r = subprocess.run(["shellcheck", str(path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout
+
+
 FIRST = ["Ana", "Bo", "Cara", "Dev", "Eli", "Finn", "Gus", "Hana"]
 LAST = ["Smith", "Lopez", "Novak", "Ito", "Berg", "Rossi", "Khan", "Ng", "Moreau", "Silva"]
 PLACES = ["Paris", "Rome", "Oslo", "Lima", "Tokyo", "Cairo", "Quito", "Berlin"]

@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch.utils.data import TensorDataset
 
-from conftest import ROOT, on_each_device, small_config
+from conftest import ROOT, on_each_device, small_config, tf32_as_it_was
 from kit import training
 from submission.model import GPT
 from submission.trainer import Trainer, TrainerConfig
@@ -35,16 +35,13 @@ def train_small(compile, device="cpu"):
     model = GPT(small_config(40))  # dropout 0: the two runs draw no random numbers that could differ
     config = TrainerConfig(max_epochs=1, batch_size=4, learning_rate=1e-3, num_workers=0, show_progress=False)
     trainer = Trainer(model, fixed_shape_batches(40), None, config)
-    tf32 = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    try:
+    with tf32_as_it_was():
         training.place(trainer, device, "fp32", compile=compile)
         # place() turns on TF32 on CUDA (10-bit mantissas in matmuls); off, both runs compute the same fp32 math,
         # whose last bits alone the tolerances below allow for
         torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
         losses = training.record_losses(trainer)
         trainer.train()
-    finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
     return trainer, [loss for *_, loss, _ in losses]
 
 

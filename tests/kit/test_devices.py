@@ -12,23 +12,13 @@ import pytest
 import torch
 
 import course_params
-from conftest import on_each_device, small_config
+from conftest import on_each_device, small_config, tf32_as_it_was
 from kit import decoding, training
 from submission import helper, model
 from submission.dataset import CharCorruptionDataset, NameDataset
 from submission.model import GPT
 from submission.trainer import Trainer, TrainerConfig, save_state_dict
 from submission.utils import set_seed
-
-
-class tf32_as_it_was:
-    """place() turns TF32 on for the whole process on CUDA, as a training run wants; a test gives it back."""
-
-    def __enter__(self):
-        self.saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-
-    def __exit__(self, *exc):
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = self.saved
 
 
 def train(net, dataset, device, batch_size, epochs, lr=3e-3):

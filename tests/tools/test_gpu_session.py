@@ -3,24 +3,17 @@ call it cannot serve in one sentence before it starts anything.  Its whole run i
 (`tools/gpu_session.sh --small --out DIR`, docs/benchmarks.md): it trains for minutes."""
 
 import os
-import shutil
 import subprocess
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, check_shell_script
 
 SCRIPT = ROOT / "tools" / "gpu_session.sh"
 
 
 def test_the_gpu_session_script_parses_and_passes_shellcheck():
-    assert os.access(SCRIPT, os.X_OK), f"{SCRIPT} must be executable"
-    r = subprocess.run(["bash", "-n", str(SCRIPT)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    if shutil.which("shellcheck") is None:
-        pytest.skip("shellcheck is not installed (apt-get install shellcheck)")
-    r = subprocess.run(["shellcheck", str(SCRIPT)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout
+    check_shell_script(SCRIPT)
 
 
 @pytest.mark.parametrize("args, message", [(["--out", "x", "--seed", "0"], "unknown argument --seed"),

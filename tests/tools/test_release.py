@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, check_shell_script
 from gradings import rehearse
 
 import release
@@ -441,14 +441,7 @@ def test_run_autograder_runs_the_grader_with_setup_sh_s_venv(tmp_path):
 
 @pytest.mark.parametrize("name", ["setup.sh", "run_autograder"])
 def test_gradescope_entry_points_parse_and_pass_shellcheck(name):
-    path = GRADESCOPE / name
-    assert os.access(path, os.X_OK), f"{path} must be executable"
-    r = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    if shutil.which("shellcheck") is None:
-        pytest.skip("shellcheck is not installed (apt-get install shellcheck)")
-    r = subprocess.run(["shellcheck", str(path)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout
+    check_shell_script(GRADESCOPE / name)
 
 
 def local_imports(path, src):

@@ -1,7 +1,7 @@
 """What every part of tools/bench/bench.py shares: the course model's size, building a model at it, and running the
 project's default training path (a Trainer set up as src/run.py sets one up) for a timed number of steps.
 
-Imported by bench.py after it has put src/ on sys.path (tools/srcpath.py).
+Imported by bench.py and bench_course_loop.py after they have put src/ on sys.path (bench_srcpath.py).
 """
 
 import time

@@ -40,6 +40,8 @@ from submission import helper, model
 from submission.dataset import CharCorruptionDataset
 from submission.trainer import pick_device
 
+from bench_common import BLOCK, COURSE_MODEL, sync
+
 PACKAGE = "course_starter_submission"  # the course's files, imported under a name of their own
 
 
@@ -60,11 +62,6 @@ def course_modules(folder):
     return importlib.import_module(f"{PACKAGE}.model"), importlib.import_module(f"{PACKAGE}.trainer")
 
 
-def sync(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def epoch_seconds(stamps):
     return [round(b - a, 4) for a, b in zip(stamps, stamps[1:])]
 
@@ -80,9 +77,7 @@ def summary(seconds, epochs_in_full_run, steps_per_epoch):
 def time_course(course_model, course_trainer, corpus, settings, epochs, seed):
     """The course's Trainer, as its run.py drives it, for `epochs` epochs: (epoch seconds, device)."""
     torch.manual_seed(seed)
-    mconf = course_model.GPTConfig(corpus.vocab_size, course.MODEL["block_size"], n_layer=course.MODEL["n_layer"],
-                                   n_head=course.MODEL["n_head"], n_embd=course.MODEL["n_embd"])
-    net = course_model.GPT(mconf)
+    net = course_model.GPT(course_model.GPTConfig(corpus.vocab_size, BLOCK, **COURSE_MODEL))
     tconf = course_trainer.TrainerConfig(**dict(settings, max_epochs=epochs))
     trainer = course_trainer.Trainer(net, corpus, None, tconf)
     device = torch.device("cuda", trainer.device) if isinstance(trainer.device, int) else torch.device(trainer.device)
@@ -101,10 +96,9 @@ def time_course(course_model, course_trainer, corpus, settings, epochs, seed):
 def time_kit(corpus, epochs, seed, compile, workdir):
     """The reference's Trainer as run.py sets it up for `./run.sh vanilla_pretrain`, for `epochs` epochs."""
     torch.manual_seed(seed)
-    mconf = model.GPTConfig(corpus.vocab_size, course.MODEL["block_size"], n_layer=course.MODEL["n_layer"],
-                            n_head=course.MODEL["n_head"], n_embd=course.MODEL["n_embd"])
-    net = parts.new_model(helper, "vanilla", mconf, course.BOTTLENECK_DIM)
-    tconf, trainer = parts.training_pair(helper.pretrain(corpus, course.MODEL["block_size"], net), "pretrain", "f")
+    net = parts.new_model(helper, "vanilla", model.GPTConfig(corpus.vocab_size, BLOCK, **COURSE_MODEL),
+                          course.BOTTLENECK_DIM)
+    tconf, trainer = parts.training_pair(helper.pretrain(corpus, BLOCK, net), "pretrain", "f")
     tconf.max_epochs, tconf.show_progress = epochs, False
     tconf.num_workers = training.fit_workers(tconf.num_workers)
     device = pick_device(None)
@@ -144,12 +138,12 @@ def main(argv=None):
     text = wiki.read_text(encoding="utf-8")
     if args.lines:
         text = "".join(text.splitlines(keepends=True)[:args.lines])
-    corpus = CharCorruptionDataset(text, course.MODEL["block_size"])
+    corpus = CharCorruptionDataset(text, BLOCK)
 
     # the pretraining's settings as the reference's helper.pretrain gives them: the course's
-    probe = parts.new_model(helper, "vanilla", model.GPTConfig(corpus.vocab_size, course.MODEL["block_size"],
-                                                                 n_layer=1, n_head=1, n_embd=8), 8)
-    tconf, _ = parts.training_pair(helper.pretrain(corpus, course.MODEL["block_size"], probe), "pretrain", "f")
+    probe = parts.new_model(helper, "vanilla", model.GPTConfig(corpus.vocab_size, BLOCK, n_layer=1, n_head=1,
+                                                                 n_embd=8), 8)
+    tconf, _ = parts.training_pair(helper.pretrain(corpus, BLOCK, probe), "pretrain", "f")
     names = ("batch_size", "learning_rate", "betas", "grad_norm_clip", "weight_decay", "lr_decay", "warmup_tokens",
              "final_tokens", "num_workers")
     settings = {n: getattr(tconf, n) for n in names}
