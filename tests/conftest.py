@@ -116,19 +116,24 @@ def on_each_device():
     return ["cpu", pytest.param("cuda", marks=[pytest.mark.cuda, no_gpu])]
 
 
-class tf32_as_it_was:
-    """training.place() turns TF32 matmuls on for the whole process on CUDA, as a training run wants; a test that
-    places a trainer gives the setting back."""
+class cuda_settings_as_they_were:
+    """training.place() turns TF32 matmuls on and the fused attention kernels off for the whole process on CUDA, as
+    a training run wants; a test that places a trainer gives the settings back."""
 
     def __enter__(self):
         import torch
 
-        self.saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+        cuda = torch.backends.cuda
+        self.saved = (cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, cuda.cudnn_sdp_enabled(),
+                      cuda.mem_efficient_sdp_enabled())
 
     def __exit__(self, *exc):
         import torch
 
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = self.saved
+        cuda = torch.backends.cuda
+        cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, cudnn_sdp, mem_efficient_sdp = self.saved
+        cuda.enable_cudnn_sdp(cudnn_sdp)
+        cuda.enable_mem_efficient_sdp(mem_efficient_sdp)
 
 
 def check_shell_script(path):

@@ -3,8 +3,9 @@
 The Trainer applies what it is given: a device and a precision, bf16 or fp32.  The decisions and the
 bookkeeping of a long run live here, and hook into the Trainer's loop as callbacks (Trainer.add_callback):
 - resolve_precision: --precision auto means bf16 autocast where the hardware computes bf16 natively, else fp32;
-- place: the run's device and precision, a fused AdamW where PyTorch has one (CUDA, CPU), TF32 matmuls on CUDA
-  and, if asked, torch.compile (compile_problem says beforehand when it cannot run);
+- place: the run's device and precision, a fused AdamW where PyTorch has one (CUDA, CPU), TF32 matmuls and
+  the attention computed as on a CPU (PyTorch's math backend) on CUDA and, if asked, torch.compile
+  (compile_problem says beforehand when it cannot run);
 - record_losses, log_losses_csv, log_to_writer: every step's loss and learning rate, in a list, in the CSV
   file <params>.log.csv (src/plot_losses.py draws it) and to a TensorBoard writer (tensorboard_writer makes
   one where tensorboard is installed);
@@ -106,11 +107,28 @@ def compile_problem(device, backend="inductor"):
     return None
 
 
+def use_reliable_attention():
+    """Training on CUDA computes the attention with PyTorch's math backend, as training on a CPU does, for the
+    whole process: scaled_dot_product_attention's fused CUDA kernels (cuDNN's, the memory-efficient one) are off.
+
+    In training the attention drops weights at random (attn_pdrop) inside the kernel.  On a CPU, PyTorch's fused
+    kernel takes no dropout, so every CPU run trains with the math backend (in fp32 inside, dropout as
+    torch.dropout), and those runs learn.  On an H200 with torch 2.11 the fused kernels drew the dropout
+    themselves, and the perceiver's pretraining never left the plateau of the characters' frequencies, cuDNN's
+    kernel on or off, while a CPU's left it after 4 epochs; the same kernels' gradients without dropout were right.
+    cuDNN's kernel also has a known fault in its backward pass since torch 2.11 (NaN gradients at lengths 64,
+    192, ...; PyTorch issue 196678).  The course's sequences are at most 128 long, so the math's T x T weights
+    cost little.  Flash attention stays on: it never takes a mask, which this model always passes."""
+    torch.backends.cuda.enable_cudnn_sdp(False)
+    torch.backends.cuda.enable_mem_efficient_sdp(False)
+
+
 def place(trainer, device, precision="auto", compile=False, backend="inductor"):
     """Where and how trainer computes, decided once by the driver: on `device`, in the precision that
     `precision` (auto, bf16 or fp32) resolves to there, and the same math in faster kernels: a fused AdamW (one
     kernel for the whole update instead of several per parameter) on every device whose PyTorch has it (CUDA and
-    the CPU), TF32 matmuls on CUDA and, with compile, torch.compile with `backend` (in place, so the state dict
+    the CPU), TF32 matmuls and the math backend's attention (use_reliable_attention) on CUDA and, with compile,
+    torch.compile with `backend` (in place, so the state dict
     keeps its names).  A GPU run takes the same path as a CPU run, only the device differs: the test suite, on
     CPUs, runs every line of it.  (On a CPU, compiling the course model measured slower than not; it is there
     for the GPU.)  Call it before add_run_callbacks, whose resume loads the optimizer's state."""
@@ -120,13 +138,18 @@ def place(trainer, device, precision="auto", compile=False, backend="inductor"):
     if device.type == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
+        use_reliable_attention()
     if device.type in fused_adamw_devices():
         def fused_adamw(t):  # made again at the start of training, with the same groups and rates
             t.optimizer = make_optimizer(t.model, t.config, fused=True)
 
         trainer.add_callback("on_train_start", fused_adamw)
     if compile:
-        trainer.model.compile(backend=backend)
+        # inductor pads a matmul to a multiple of 8 for the tensor cores (the head's 119 characters to 120); with
+        # the trimmed batches' varying length, torch 2.11 on an H200 then asserted a wrong stride in the backward
+        # pass at the first new length.  Without it, a student's `./run.sh vanilla_pretrain compile` ran there.
+        options = {"shape_padding": False} if backend == "inductor" else None
+        trainer.model.compile(backend=backend, options=options)
 
 
 def tensorboard_writer(log_dir):

@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch.utils.data import TensorDataset
 
-from conftest import ROOT, on_each_device, small_config, tf32_as_it_was
+from conftest import ROOT, cuda_settings_as_they_were, on_each_device, small_config
 from kit import training
 from submission.model import GPT
 from submission.trainer import Trainer, TrainerConfig
@@ -30,12 +30,23 @@ def fixed_shape_batches(vocab_size, n=12, length=32, seed=1):
     return TensorDataset(x, torch.roll(x, -1, dims=1))
 
 
-def train_small(compile, device="cpu"):
+def batches_of_many_lengths(vocab_size, lengths=(32, 20, 27, 9, 32, 14), seed=1):
+    """Batches of 4 examples, each batch padded (PAD targets, id 0) after its own length: the Trainer trims each
+    to that length, as it trims the course's batches, so torch.compile sees a new shape at every batch and
+    compiles the model for any length (dynamic shapes) from the second one on."""
+    data = fixed_shape_batches(vocab_size, n=4 * len(lengths), length=max(lengths), seed=seed)
+    x, y = data.tensors
+    for k, length in enumerate(lengths):
+        y[4 * k:4 * k + 4, length:] = 0
+    return TensorDataset(x, y)
+
+
+def train_small(compile, device="cpu", dataset=None):
     set_seed(0)
     model = GPT(small_config(40))  # dropout 0: the two runs draw no random numbers that could differ
     config = TrainerConfig(max_epochs=1, batch_size=4, learning_rate=1e-3, num_workers=0, show_progress=False)
-    trainer = Trainer(model, fixed_shape_batches(40), None, config)
-    with tf32_as_it_was():
+    trainer = Trainer(model, dataset or fixed_shape_batches(40), None, config)
+    with cuda_settings_as_they_were():
         training.place(trainer, device, "fp32", compile=compile)
         # place() turns on TF32 on CUDA (10-bit mantissas in matmuls); off, both runs compute the same fp32 math,
         # whose last bits alone the tolerances below allow for
@@ -78,6 +89,27 @@ def test_compiled_training_matches_the_uncompiled_run(device):
             torch.testing.assert_close(value, eager.model.state_dict()[name], rtol=0, atol=1e-5, msg=name)
         start = GPT(small_config(40)).to(device).parameters()
         assert any((p != q).any() for p, q in zip(eager.model.parameters(), start))
+    finally:
+        torch._dynamo.reset()
+
+
+@pytest.mark.slow  # torch.compile, for every length
+@pytest.mark.parametrize("device", on_each_device())
+def test_compiled_training_follows_batches_of_every_length(device):
+    """The course's batches are trimmed to their longest line, so their length changes from batch to batch: the
+    compiled model must train on each as the uncompiled one does.  (On an H200 with torch 2.11, inductor's
+    padding of the head's matmul made the backward pass fail at the first new length.)"""
+    import torch._dynamo
+
+    problem = training.compile_problem(torch.device(device))
+    if problem:
+        pytest.skip(f"torch.compile cannot run here: {problem}")
+    torch._dynamo.reset()
+    try:
+        _, eager = train_small(compile=False, device=device, dataset=batches_of_many_lengths(40))
+        _, compiled = train_small(compile=True, device=device, dataset=batches_of_many_lengths(40))
+        assert len(compiled) == len(eager) == 6
+        assert compiled == pytest.approx(eager, rel=1e-5)  # the same fp32 math (see the test above)
     finally:
         torch._dynamo.reset()
 
