@@ -124,3 +124,37 @@ def test_the_course_loop_benchmark_refuses_a_folder_without_the_course_s_files(t
     assert bench_course_loop.main(["--course-starter", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is not the course's starter" in err
+
+
+@pytest.mark.slow  # three course-size perceivers, an epoch each
+def test_the_learning_arms_each_change_their_one_thing_and_report_every_epoch(tmp_path):
+    """bench_learning.py (tools/gpu_session.sh runs it before any training on a GPU): each arm trains in a process
+    of its own, and the results file gives each arm's device, precision and one mean loss per epoch."""
+    import json
+    import math
+
+    out = tmp_path / "learning.json"
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "bench" / "bench_learning.py"), "--epochs", "2",
+                        "--lines", "64", "--arms", "default,fp32,no-attn-drop", "--json", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert results["kind"] == "cs224n-learning-arms" and results["epochs"] == 2
+    arms = {a["arm"]: a for a in results["arms"]}
+    assert list(arms) == ["default", "fp32", "no-attn-drop"]
+    assert arms["default"]["precision"] == training.resolve_precision(torch.device("cpu"), "auto")
+    assert arms["fp32"]["precision"] == "fp32"
+    for arm in arms.values():
+        assert arm["device"] == "cpu" and len(arm["epoch_loss"]) == 2 and all(map(math.isfinite, arm["epoch_loss"]))
+    # the same seed and batches: the first step is the same everywhere, so only the dropout's draws tell the arm
+    # without attention dropout from the default
+    assert arms["no-attn-drop"]["epoch_loss"] != arms["default"]["epoch_loss"]
+    assert r.stdout.count("\n") == 3 and r.stdout.startswith("default")
+
+
+def test_the_learning_arms_refuse_an_arm_they_do_not_know(capsys):
+    import bench_learning
+
+    with pytest.raises(SystemExit) as e:
+        bench_learning.main(["--arms", "default,no-such-arm"])
+    assert e.value.code == 2 and "unknown arm no-such-arm" in capsys.readouterr().err
