@@ -3,15 +3,21 @@
 # the same machine, with the work folder still there) continues what is missing.  Run from the repository root:
 #
 #   tools/gpu_session.sh [--budget SECONDS] [--seeds 0,1,2] [--parallel 3] [--out DIR] [--course-starter DIR]
+#                        [--data-dir DIR] [--data-seeds 0,1] [--experiments-first]
 #
-# In parallel, while the experiment trains:
+# First, together: the CUDA cases of the test suite, python -m pytest -m cuda (cuda-tests.log), and the learning
+# arms, tools/bench/bench_learning.py (the perceiver's first epochs with one thing changed in each arm; in the log).
+# Then, only if the CUDA tests passed, in parallel:
 #   - the experiment: tools/experiment.py run at the course's settings on the built-in data, the seeds trained
 #     --parallel on the one GPU, the grader on the first seed's deliverables at the end (experiment.json);
-#   - the CUDA cases of the test suite: python -m pytest -m cuda (cuda-tests.log);
+#   - the same on another data folder, if --data-dir names one (default .gpu-session/course-data, where it exists:
+#     the course's files are copied there, never committed), its --data-seeds all at once (data-experiment.json);
 #   - a student's command as typed: ./run.sh vanilla_pretrain compile --max_epochs 2 (student-run.log).
 # Then, alone on the GPU (timings): the course's training loop beside the kit's, with and without compile
 # (tools/bench/bench_course_loop.py: speed.json, speed-compiled.json), if --course-starter names the course's
-# starter (default .gpu-session/course-starter, where it exists: copy it there before; it is never committed).
+# starter (default .gpu-session/course-starter, where it exists: copy it there before; it is never committed).  The
+# experiments stop in time for the timings, unless --experiments-first: then they may take the whole budget, and the
+# timings run in what is left of it (or in the next command).
 #
 # Outputs go to --out (default $OUT, the device tool's folder): at most 8 files, as that tool brings back.  The
 # work (the experiment's outputs and checkpoints, which step passed) stays in .gpu-session/ (ignored by git).
@@ -22,6 +28,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
 BUDGET=570 SEEDS=0,1,2 PARALLEL=3 DEST="${OUT:-}" STARTER=.gpu-session/course-starter SMALL=""
+DATA=.gpu-session/course-data DATA_SEEDS=0,1 RESERVE=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --budget) BUDGET="$2"; shift 2 ;;
@@ -30,6 +37,9 @@ while [[ $# -gt 0 ]]; do
     --out) DEST="$2"; shift 2 ;;
     --course-starter) STARTER="$2"; shift 2 ;;
     --small) SMALL=1; shift ;;
+    --data-dir) DATA="$2"; shift 2 ;;
+    --data-seeds) DATA_SEEDS="$2"; shift 2 ;;
+    --experiments-first) RESERVE=""; shift ;;
     *) echo "error: unknown argument $1; see the comment at the top of $0" >&2; exit 2 ;;
   esac
 done
@@ -55,40 +65,75 @@ torch.version.cuda, "gpu", torch.cuda.get_device_name() if torch.cuda.is_availab
   nproc
 } 2>&1 | tee -a "$LOG"
 
-# -- the experiment (background) ---------------------------------------------------------------------------------
-# the time kept for the timings after it, each measured once: none left to measure (or no starter), none kept
-SPEED_RESERVE=0
-for name in speed.json speed-compiled.json; do
-  if [[ -f "$STARTER/submission/trainer.py" && ! -f "$WORK/$name" ]]; then
-    SPEED_RESERVE=$((SPEED_RESERVE + $([[ -n "$SMALL" ]] && echo 45 || echo 75)))
-  fi
-done
-EXP_NAME=experiment
-[[ -n "$SMALL" ]] && EXP_NAME=experiment-small SEEDS=0
-EXP=(run --out "$WORK/$EXP_NAME.json" --work "$WORK/$EXP_NAME" --seeds "$SEEDS" --parallel "$PARALLEL" ${SMALL:+--small})
-exp_limit=$(( $(left) - SPEED_RESERVE ))
-if [[ $exp_limit -lt 30 ]]; then  # (timeout 0 would mean no limit at all)
-  say "experiment: skipped: a budget of ${BUDGET} s leaves it ${exp_limit} s"
-  EXP_PID=""
-else
-  say "experiment: tools/experiment.py ${EXP[*]} (at most ${exp_limit} s)"
-  timeout --signal=TERM --kill-after=20 "$exp_limit" "$PY" tools/experiment.py "${EXP[@]}" \
-    >> "$WORK/experiment.log" 2>&1 &
-  EXP_PID=$!
-fi
-
-# -- the CUDA tests and a student's command, meanwhile ------------------------------------------------------------
+# -- first, the checks that say whether training here is sound: the CUDA tests, and the learning arms beside them --
+# (tools/bench/bench_learning.py: the perceiver's first epochs, with one thing changed in each arm).  Training runs
+# only where the CUDA tests passed: on an H200 with torch 2.11 every pretraining learned next to nothing.
 if passed tests; then
   say "CUDA tests: passed in an earlier command"
 else
-  say "CUDA tests: python -m pytest -m cuda tests/kit"
-  timeout 240 "$PY" -m pytest -q -m cuda -p no:cacheprovider -n 4 tests/kit > "$WORK/cuda-tests.log" 2>&1
+  say "CUDA tests: python -m pytest -m cuda tests/kit; meanwhile the learning arms"
+  LEARN=()
+  [[ -n "$SMALL" ]] && LEARN=(--epochs 1 --lines 64)
+  if [[ ! -f "$WORK/learning.json" ]]; then
+    timeout 240 "$PY" tools/bench/bench_learning.py ${LEARN[@]+"${LEARN[@]}"} --json "$WORK/learning.json" \
+      > "$WORK/learning.log" 2>&1 &
+    LEARN_PID=$!
+  fi
+  timeout 240 "$PY" -m pytest -q -m cuda -p no:cacheprovider -n 4 -rf tests/kit > "$WORK/cuda-tests.log" 2>&1
   code=$?
   [[ $code -eq 0 ]] && touch "$WORK/passed-tests"
   say "CUDA tests: exit status $code: $(tail -n 1 "$WORK/cuda-tests.log")"
+  if [[ -n "${LEARN_PID:-}" ]]; then
+    wait "$LEARN_PID"
+    say "learning arms (each epoch's mean loss): exit status $?"
+    tee -a "$LOG" < "$WORK/learning.log"
+  fi
 fi
 cp "$WORK/cuda-tests.log" "$DEST/" 2>/dev/null
 
+# -- the experiments (background) --------------------------------------------------------------------------------
+# the time kept for the timings after them, each measured once: none left to measure (or no starter), none kept
+SPEED_RESERVE=0
+for name in speed.json speed-compiled.json; do
+  if [[ -n "$RESERVE" && -f "$STARTER/submission/trainer.py" && ! -f "$WORK/$name" ]]; then
+    SPEED_RESERVE=$((SPEED_RESERVE + $([[ -n "$SMALL" ]] && echo 45 || echo 75)))
+  fi
+done
+[[ -n "$SMALL" ]] && SEEDS=0 DATA_SEEDS=0
+# experiment NAME DATA-FOLDER SEEDS PARALLEL: start tools/experiment.py run in the background (its pid in EXP_PIDS),
+# unless an earlier command finished it
+EXP_NAMES=() EXP_PIDS=()
+experiment() {
+  local name=$1 data=$2 seeds=$3 parallel=$4
+  [[ -n "$SMALL" ]] && name=$name-small
+  if passed "$name"; then
+    say "$name: finished in an earlier command"
+    return
+  fi
+  local argv=(run --out "$WORK/$name.json" --work "$WORK/$name" --seeds "$seeds" --parallel "$parallel"
+              ${data:+--data-dir "$data"} ${SMALL:+--small})
+  local limit=$(( $(left) - SPEED_RESERVE ))
+  if [[ $limit -lt 30 ]]; then  # (timeout 0 would mean no limit at all)
+    say "$name: skipped: a budget of ${BUDGET} s leaves it ${limit} s"
+    return
+  fi
+  say "$name: tools/experiment.py ${argv[*]} (at most ${limit} s)"
+  timeout --signal=TERM --kill-after=20 "$limit" "$PY" tools/experiment.py "${argv[@]}" >> "$WORK/$name.log" 2>&1 &
+  EXP_NAMES+=("$name") EXP_PIDS+=($!)
+}
+# the other data folder first: the course's data is what students train on
+if ! passed tests; then
+  say "experiments: not started: the CUDA tests failed (cuda-tests.log); training here would measure a fault"
+elif [[ -f "$DATA/birth_dev.tsv" ]]; then
+  experiment data-experiment "$(cd "$DATA" && pwd)" "$DATA_SEEDS" "$(tr ',' '\n' <<< "$DATA_SEEDS" | wc -l)"
+else
+  say "data-experiment: skipped: $DATA holds no data folder (copy the course's files there and carry it)"
+fi
+if passed tests; then
+  experiment experiment "" "$SEEDS" "$PARALLEL"
+fi
+
+# -- a student's command, meanwhile ------------------------------------------------------------------------------
 STUDENT=(./run.sh vanilla_pretrain compile --max_epochs 2)
 if passed student; then
   say "student's command: passed in an earlier command"
@@ -104,13 +149,18 @@ else
 fi
 cp "$WORK/student-run.log" "$DEST/" 2>/dev/null
 
-if [[ -n "$EXP_PID" ]]; then
-  wait "$EXP_PID"
+for k in "${!EXP_PIDS[@]}"; do
+  name=${EXP_NAMES[$k]}
+  wait "${EXP_PIDS[$k]}"
   code=$?
-  why=$([[ $code -eq 124 ]] && echo "stopped by its time limit: the same command continues it" || echo "see experiment.log")
-  say "experiment: exit status $code ($why): $(tail -n 1 "$WORK/experiment.log")"
-  cp "$WORK/$EXP_NAME.json" "$DEST/" 2>/dev/null
-fi
+  [[ $code -eq 0 ]] && touch "$WORK/passed-$name"
+  why=$([[ $code -eq 124 ]] && echo "stopped by its time limit: the same command continues it" || echo "see $name.log")
+  say "$name: exit status $code ($why): $(tail -n 1 "$WORK/$name.log")"
+done
+for name in experiment data-experiment; do
+  [[ -n "$SMALL" ]] && name=$name-small
+  cp "$WORK/$name.json" "$DEST/" 2>/dev/null
+done
 
 # -- the timings, alone on the GPU --------------------------------------------------------------------------------
 if [[ ! -f "$STARTER/submission/trainer.py" ]]; then
@@ -136,5 +186,5 @@ else
 fi
 # every log (the targets' run.py output and loss logs, the grading, the timings) in one file
 tar -czf "$DEST/logs.tar.gz" -C "$WORK" --exclude='*.params' --exclude='*.ckpt' --exclude='*.predictions' \
-  --exclude='course-starter' --exclude='*.tmp*' . 2>/dev/null
+  --exclude='course-starter' --exclude='course-data' --exclude='*.tmp*' . 2>/dev/null
 say "done; $(left) s of the budget left"
