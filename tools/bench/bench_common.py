@@ -5,10 +5,12 @@ Imported by bench.py and bench_course_loop.py after they have put src/ on sys.pa
 """
 
 import time
+from pathlib import Path
 
 import torch
 
 from kit import course
+from submission.dataset import CharCorruptionDataset
 from submission.model import GPT, GPTConfig
 from submission.trainer import Trainer, TrainerConfig
 from kit.training import place
@@ -28,6 +30,15 @@ def build_model(vocab_size, perceiver, attn_impl="auto", seed=0, **size):
     if perceiver:
         cfg.perceiver, cfg.bottleneck_dim = True, BOTTLENECK
     return GPT(cfg)
+
+
+def pretraining_corpus(data_dir, lines=None):
+    """The pretraining's dataset over data_dir's wiki.txt at the course's block size; only its first `lines` lines,
+    if given (a short rehearsal)."""
+    text = (Path(data_dir) / course.DATA_FILES["corpus"]).read_text(encoding="utf-8")
+    if lines:
+        text = "".join(text.splitlines(keepends=True)[:lines])
+    return CharCorruptionDataset(text, BLOCK)
 
 
 def sync(device):

@@ -37,10 +37,9 @@ import torch
 from kit import course, parts, training
 from kit.fileio import write_text_atomic
 from submission import helper, model
-from submission.dataset import CharCorruptionDataset
 from submission.trainer import pick_device
 
-from bench_common import BLOCK, COURSE_MODEL, sync
+from bench_common import BLOCK, COURSE_MODEL, pretraining_corpus, sync
 
 PACKAGE = "course_starter_submission"  # the course's files, imported under a name of their own
 
@@ -134,11 +133,7 @@ def main(argv=None):
     except NotAStarter as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    wiki = Path(args.data or SRC / "data") / course.DATA_FILES["corpus"]
-    text = wiki.read_text(encoding="utf-8")
-    if args.lines:
-        text = "".join(text.splitlines(keepends=True)[:args.lines])
-    corpus = CharCorruptionDataset(text, BLOCK)
+    corpus = pretraining_corpus(args.data or SRC / "data", args.lines)
 
     # the pretraining's settings as the reference's helper.pretrain gives them: the course's
     probe = parts.new_model(helper, "vanilla", model.GPTConfig(corpus.vocab_size, BLOCK, n_layer=1, n_head=1,

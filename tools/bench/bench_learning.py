@@ -38,11 +38,10 @@ import torch
 from kit import course, parts, training
 from kit.fileio import write_text_atomic
 from submission import helper, model
-from submission.dataset import CharCorruptionDataset
 from submission.trainer import pick_device
 from submission.utils import set_seed
 
-from bench_common import BLOCK, COURSE_MODEL
+from bench_common import BLOCK, COURSE_MODEL, pretraining_corpus
 
 ARMS = {  # arm: (GPTConfig settings, precision, DataLoader workers or None for run.py's, fused CUDA attention)
     "default": ({}, "auto", None, False),
@@ -57,10 +56,7 @@ ARMS = {  # arm: (GPTConfig settings, precision, DataLoader workers or None for 
 def run_arm(arm, epochs, lines, seed):
     """One arm's training in this process: {"arm", "precision", "device", "epoch_loss": [mean loss of each epoch]}."""
     settings, precision, workers, fused = ARMS[arm]
-    text = (SRC / "data" / course.DATA_FILES["corpus"]).read_text(encoding="utf-8")
-    if lines:
-        text = "".join(text.splitlines(keepends=True)[:lines])
-    corpus = CharCorruptionDataset(text, BLOCK)
+    corpus = pretraining_corpus(SRC / "data", lines)
     set_seed(seed)
     mconf = model.GPTConfig(corpus.vocab_size, BLOCK, **COURSE_MODEL, **settings)
     net = parts.new_model(helper, "perceiver", mconf, course.BOTTLENECK_DIM)
