@@ -4,6 +4,7 @@
 what other test workers make at the same time in the shared one never counts."""
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -30,12 +31,28 @@ def private_tmp():
     shutil.rmtree(folder, ignore_errors=True)
 
 
+def interpreter_entries():
+    """The names in /tmp that hold this Python (its executable, its prefix, its base installation): a virtual
+    environment made under /tmp, as CI systems and many users make one.  Empty for a Python installed elsewhere."""
+    names = set()
+    for path in (sys.executable, sys.prefix, sys.base_prefix, os.path.realpath(sys.executable)):
+        relative = Path(os.path.abspath(path)).parts[1:]
+        if len(relative) > 1 and relative[0] == "tmp":
+            names.add(relative[1])
+    return sorted(names)
+
+
 def own_tmp(folder):
     """A command prefix that runs the rest of a command line with `folder` as its /tmp, in a mount namespace of its
     own: every process of the grading, the judges too (which take no TMPDIR from the grader), writes its temporary
-    folders there and nowhere another run could.  None where no such namespace can be made (not root, say)."""
-    launcher = ["unshare", "--mount", "--propagation", "private", "sh", "-c", 'mount --bind "$0" /tmp && exec "$@"',
-                str(folder)]
+    folders there and nowhere another run could.  What of this Python lives in /tmp stays where it was: each such
+    entry is bound into `folder` first (an empty folder of the same name there, which the namespace's end leaves
+    empty).  None where no such namespace can be made (not root, say)."""
+    keep = ""
+    for name in map(shlex.quote, interpreter_entries()):
+        keep += f' && mkdir -p "$0"/{name} && mount --bind /tmp/{name} "$0"/{name}'
+    launcher = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                f'true{keep} && mount --rbind "$0" /tmp && exec "$@"', str(folder)]
     try:
         ok = subprocess.run([*launcher, "true"], capture_output=True, timeout=30).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
@@ -62,7 +79,8 @@ def test_a_grading_whose_judges_are_killed_leaves_nothing_in_the_temporary_folde
                        solution=make_solution(work / "reference"), extra=["--timeout-scale", "0.005"],
                        launcher=launcher)
         assert all("timed out" in r.tests[t]["output"] for t in ("1d-0-hidden", "1d-1-hidden")), r.tests
-        assert sorted(os.listdir(private_tmp)) == []
+        assert sorted(os.listdir(private_tmp)) == interpreter_entries()  # the Python's own mount points, empty
+        assert all(not any((private_tmp / name).iterdir()) for name in interpreter_entries())
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
