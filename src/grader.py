@@ -65,7 +65,8 @@ GRADING_FILES = ["grader.py", "graderUtil.py", "grading/", "checks/", "attention
                  "kit/course.py", "kit/fileio.py", "kit/baseline.py", "points.json"]
 
 graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[ANSWERS_FILE],
-                     dataset_file="birth_dev.tsv", grading_files=GRADING_FILES)
+                     public_data=list(course.DATA_FILES.values()), dataset_file="birth_dev.tsv",
+                     grading_files=GRADING_FILES)
 
 # ----------------------------------------------------------------------------------------------------------
 # The tests, in the handout's order, as a table: each test's id, its description (a one-line rule), and where it

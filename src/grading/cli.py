@@ -230,8 +230,8 @@ def open_sandbox(args, setup):
     memory = jobs * (WORKER_ADDRESS_SPACE + max(1, usable_cpus() // jobs) * THREAD_ADDRESS_SPACE)
     limits = {"memory": memory, "processes": WORKER_PROCESSES + JUDGE_THREADS * jobs}
     try:
-        sandbox = Sandbox(setup.submission_dir, setup.predictions_dir, data_dir, held_out=settings.held_out,
-                          limits=limits)
+        sandbox = Sandbox(setup.submission_dir, setup.predictions_dir, data_dir,
+                          public=[n for n in settings.public_data if n not in settings.held_out], limits=limits)
     except (ValueError, OSError) as e:
         raise UsageError(f"running as root, the grader runs student code as an unprivileged user: {e}") from None
     header = setup.header

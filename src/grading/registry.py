@@ -12,10 +12,11 @@ GRADER_SCRIPT = SRC / "grader.py"  # the workers run it: it registers the tests,
 # What grader.py tells the harness (configure), in one place that every module reads when it needs it: the
 # --help text (grader.py's docstring), the student modules each student module imports (importing them
 # first, one by one, tells which file is broken or hangs), the held-out files whose presence makes the tests
-# that need "answers" run, and the data file whose SHA-256 picks the row of accuracy thresholds.
+# that need "answers" run, the public data files (the only ones a sandboxed worker gets), and the data file whose SHA-256 picks the row of accuracy thresholds.
 # The files of a grading copy (grader.py's GRADING_FILES, packages and files): a worker imports the Python modules
 # among them before it drops its privileges.
-settings = SimpleNamespace(description=None, student_deps={}, held_out=(), dataset_file=None, grading_files=())
+settings = SimpleNamespace(description=None, student_deps={}, held_out=(), public_data=(), dataset_file=None,
+                           grading_files=())
 
 
 def grading_paths(entries, src=SRC):
@@ -30,13 +31,16 @@ def grading_paths(entries, src=SRC):
     return paths
 
 
-def configure(description=None, student_deps=None, held_out=None, dataset_file=None, grading_files=None):
+def configure(description=None, student_deps=None, held_out=None, public_data=None, dataset_file=None,
+              grading_files=None):
     if description is not None:
         settings.description = description
     if student_deps is not None:
         settings.student_deps = dict(student_deps)
     if held_out is not None:
         settings.held_out = tuple(held_out)
+    if public_data is not None:
+        settings.public_data = tuple(public_data)
     if dataset_file is not None:
         settings.dataset_file = dataset_file
     if grading_files is not None:

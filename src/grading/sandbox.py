@@ -15,7 +15,7 @@ from grading.users import (WORKER_UIDS, UidClaim, claim_worker_user, is_named_us
                           user_pids)
 from kit.fileio import FOLDER_FLAGS, walk_folders
 
-__all__ = ["SHARED_FOLDERS", "Sandbox", "claim_clean_user", "copy_plain", "reclaim"]
+__all__ = ["SHARED_FOLDERS", "Sandbox", "claim_clean_user", "copy_named", "copy_plain", "reclaim"]
 
 
 def stale_sandboxes(gid):
@@ -82,11 +82,10 @@ def reclaim(uid):
 class Sandbox:
     """The unprivileged side of one grading run as root: the user, its cgroup (where the kernel allows one:
     cgroups.py; `limits` are its bounds), and a root-owned folder that only the user's group may enter, with the
-    copies the workers read (submission, predictions, data without the held-out files) and their private temp
-    folders.  On any failure
-    while it is made, what it had made is removed again."""
+    copies the workers read (submission, predictions, and of the data the `public` files alone, by name) and their
+    private temp folders.  On any failure while it is made, what it had made is removed again."""
 
-    def __init__(self, submission_dir, predictions_dir, data_dir, held_out, user=None, limits=None):
+    def __init__(self, submission_dir, predictions_dir, data_dir, public, user=None, limits=None):
         self.uid, self.gid, self.user, self.claim = claim_clean_user(user)
         self.spare = set(user_pids(self.uid))  # not ours (a named user's daemons): close() leaves them alone
         # an id that names no user is this run's own (claim_worker_user): every file it owns was made by our
@@ -105,7 +104,9 @@ class Sandbox:
             self.submission_dir = copy_plain(submission_dir, self.base / "submission")
             self.predictions_dir = (self.submission_dir if Path(predictions_dir) == Path(submission_dir)
                                     else copy_plain(predictions_dir, self.base / "predictions"))
-            self.data_dir = copy_plain(data_dir, self.base / "data", skip=set(held_out))
+            # by name: an editor's backup of the answers' file or a copy of it beside it never reaches student
+            # code, nor anything else the instructor keeps in the data folder
+            self.data_dir = copy_named(data_dir, self.base / "data", public)
             self.group = WorkerGroup(self.uid, **(limits or {}))
         except BaseException:
             self.close()
@@ -171,9 +172,9 @@ class Sandbox:
 COPY_DEPTH = 8
 
 
-def copy_plain(src, dst, skip=()):
+def copy_plain(src, dst):
     """Copy the regular files under src to dst (symbolic links and special files are left out, never followed;
-    names in `skip` at any level too; folders to COPY_DEPTH), as root-owned files every user may read and nobody
+    folders to COPY_DEPTH), as root-owned files every user may read and nobody
     but root may change.  Iterative, on open folders: no tree can make it recurse or build too long a path."""
     dst = Path(dst)
     dst.mkdir(mode=0o755)
@@ -187,7 +188,7 @@ def copy_plain(src, dst, skip=()):
         below = []
         with os.scandir(fd) as entries:
             for entry in entries:
-                if entry.name in skip or entry.name == "__pycache__" or entry.is_symlink():
+                if entry.name == "__pycache__" or entry.is_symlink():
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     if level <= COPY_DEPTH:
@@ -203,6 +204,25 @@ def copy_plain(src, dst, skip=()):
 
     try:
         walk_folders(top, dst, visit, go_down)
+    finally:
+        os.close(top)
+    return dst
+
+
+def copy_named(src, dst, names):
+    """Copy the regular files of the folder src called `names` (plain names, none with a separator) to dst, as
+    copy_plain copies a file; a name that is missing, a link or not a regular file is left out."""
+    dst = Path(dst)
+    dst.mkdir(mode=0o755)
+    os.chmod(dst, 0o755)
+    try:
+        top = os.open(src, FOLDER_FLAGS)
+    except OSError:
+        return dst  # not a folder: the tests that read the data say what is missing
+    try:
+        for name in names:
+            if name and os.sep not in name and "/" not in name and name not in (".", ".."):
+                _copy_file(top, name, dst / name)
     finally:
         os.close(top)
     return dst

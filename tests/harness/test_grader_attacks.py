@@ -21,7 +21,7 @@ from conftest import free_uid, make_deep_tree
 from gradings import copy_src, make_data, make_solution, run_grader
 
 import graderUtil
-from grading import process, protocol, users
+from grading import process, protocol, registry, users
 from grading.cleanup import SHARED_FOLDERS, remove_user_files
 from grading.context import Context
 from grading.registry import Spec
@@ -522,7 +522,7 @@ def test_trees_too_deep_for_a_recursive_walk_and_odd_files_are_removed(tmp_path,
     assert not [p for p in Path(tempfile.gettempdir()).glob("grader-sandbox-*") if group_of(p) == worker_uid]
     from grading import sandbox as sandbox_module  # the next grading's sandbox takes the same id, clean
 
-    box = sandbox_module.Sandbox(src / "submission", src / "submission", data, held_out=())
+    box = sandbox_module.Sandbox(src / "submission", src / "submission", data, public=())
     assert box.uid == worker_uid and box.close() == []
 
 
@@ -564,6 +564,30 @@ IN_A_SESSION_KEYRING = (
     "libc.syscall(keyctl, ctypes.c_long(1), b'grader-session'); "  # KEYCTL_JOIN_SESSION_KEYRING
     "libc.syscall(add_key, b'user', b'grader-secret', b'root only', ctypes.c_long(9), ctypes.c_long(-3)); "
     "os.execv(sys.argv[1], sys.argv[1:])")
+
+
+@root_only
+def test_the_worker_gets_the_public_data_files_by_name_and_nothing_else(tmp_path, worker_uid):
+    """The instructor's data folder holds the answers and what an editor or a file manager leaves beside them (a
+    backup birth_test.tsv~, a "birth_test (copy).tsv", notes, a folder of older files): the sandbox's copy, which
+    student code reads, holds the four public files grader.py names, and nothing else."""
+    import grader  # noqa: F401  (registers the data files it reads)
+    from grading import sandbox as sandbox_module
+
+    public = registry.settings.public_data
+    assert sorted(public) == ["birth_dev.tsv", "birth_places_train.tsv", "birth_test_inputs.tsv", "wiki.txt"]
+    assert not set(public) & set(registry.settings.held_out)
+    data = tmp_path / "data"
+    (data / "older").mkdir(parents=True)
+    for name in [*public, "birth_test.tsv", "birth_test.tsv~", "birth_test (copy).tsv", ".birth_test.tsv.swp",
+                 "notes.txt", "older/birth_test.tsv"]:
+        (data / name).write_text("Where was Ada Najjar born?\tParis\n")
+    (tmp_path / "sub").mkdir()
+    box = sandbox_module.Sandbox(tmp_path / "sub", tmp_path / "sub", data, public=public)
+    try:
+        assert sorted(os.listdir(box.data_dir)) == sorted(public)
+    finally:
+        assert box.close() == []
 
 
 @pytest.mark.grader
@@ -627,7 +651,7 @@ def test_a_user_id_whose_leftovers_cannot_be_removed_is_not_used_again(tmp_path,
     uid = free_uid(61800)
     monkeypatch.setenv("GRADER_WORKER_USER", str(uid))
     make_queue(uid)
-    box = sandbox_module.Sandbox(tmp_path / "sub", tmp_path / "sub", tmp_path / "data", held_out=())
+    box = sandbox_module.Sandbox(tmp_path / "sub", tmp_path / "sub", tmp_path / "data", public=())
     box.close()
     assert message_queues(uid) in ("[]", "'unshare failed'")
 
@@ -640,7 +664,7 @@ def test_a_user_id_whose_leftovers_cannot_be_removed_is_not_used_again(tmp_path,
     assert lock_user_keyring(first) == "0"
     marks = users.claims_folder() / f"{first}.left"
     try:
-        box = sandbox_module.Sandbox(tmp_path / "sub", tmp_path / "sub", tmp_path / "data", held_out=())
+        box = sandbox_module.Sandbox(tmp_path / "sub", tmp_path / "sub", tmp_path / "data", public=())
         box.close()
         assert box.uid == second and marks.is_file()
         with pytest.raises(ValueError, match="could not be removed"):
@@ -879,14 +903,10 @@ def test_a_failure_of_the_graders_own_still_writes_results_json_and_leaves_no_fo
     temp = tmp_path / "temp"
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    given = sandbox_module.copy_plain
+    def buggy(src, dst, names):
+        raise RuntimeError("a bug of the grader's")
 
-    def buggy(src, dst, skip=()):
-        if dst.name == "data":
-            raise RuntimeError("a bug of the grader's")
-        return given(src, dst, skip)
-
-    monkeypatch.setattr(sandbox_module, "copy_plain", buggy)
+    monkeypatch.setattr(sandbox_module, "copy_named", buggy)
     out = tmp_path / "results.json"
     src = copy_src(tmp_path / "copy")
     code = grader.main(["1e-4-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data),
