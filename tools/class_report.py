@@ -147,17 +147,36 @@ def private_path(path):
         yield tmp
 
 
+# A cell that starts with one of these is a formula to a spreadsheet (=HYPERLINK(...), +cmd|...): a submission's
+# name, which its student chose, must stay text.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def as_text_cell(value):
+    """A CSV cell that a spreadsheet shows as what it holds: a string that would start a formula is prefixed with
+    an apostrophe, which spreadsheets read as "text follows"; numbers stay numbers."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
+def shown(text):
+    """text as a terminal may print it: every control or other unprintable character (an escape sequence in a
+    submission's name, a carriage return that overwrites the line) written as its Python escape."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+                   for c in str(text))
+
+
 def write_csv(path, header, rows):
     with private_path(path) as tmp:
         # newline="": the csv module writes "\r\n"; a name that is not UTF-8 (a surrogate) is written escaped
         with open(tmp, "w", newline="", encoding="utf-8", errors="backslashreplace") as f:
             w = csv.writer(f)
-            w.writerow(header)
-            w.writerows(rows)
+            w.writerow([as_text_cell(v) for v in header])
+            w.writerows([as_text_cell(v) for v in row] for row in rows)
 
 
 def grade_rows(records, test_ids, preds, answers):
-    header = (["submission", "graded", "total", "max"] + list(test_ids)
+    header = (["submission", "graded", "coding", "coding_max", "extra_credit", "extra_credit_max", "total"]
+              + list(test_ids)
               + [f"accuracy:{f}" for f in PREDICTION_FILES] + ["problems"])
     rows, totals, accs = [], [], {f: [] for f in PREDICTION_FILES}
     for name, rec in records:
@@ -173,8 +192,15 @@ def grade_rows(records, test_ids, preds, answers):
                 points.append("pending")
             else:
                 points.append(f"{t['score']:g}")
-        maximum = sum(t.get("max_score", 0) for t in res.get("tests", []) if "extra credit" not in t.get("tags", []))
-        total = f"{res['score']:g}" if rec.get("graded") else ""
+        # as the grader's own summary keeps them: the coding points of the coding maximum, the extra credit of its
+        # own maximum, and the total Gradescope shows (both)
+        split = {False: [0.0, 0.0], True: [0.0, 0.0]}  # extra credit? -> [points, maximum]
+        for t in res.get("tests", []):
+            cell = split["extra credit" in t.get("tags", [])]
+            cell[0] += t.get("score") or 0
+            cell[1] += t.get("max_score") or 0
+        sums = [f"{split[False][0]:g}", f"{split[False][1]:g}", f"{split[True][0]:g}", f"{split[True][1]:g}",
+                f"{res['score']:g}"] if rec.get("graded") else [""] * 5
         if rec.get("graded"):
             totals.append(res["score"])
         acc_cells = []
@@ -183,8 +209,7 @@ def grade_rows(records, test_ids, preds, answers):
             acc_cells.append("" if a is None else f"{a:.4f}")
             if a is not None:
                 accs[f].append(a)
-        rows.append([name, "yes" if rec.get("graded") else "no", total, maximum if rec.get("graded") else ""]
-                    + points + acc_cells + ["; ".join(rec.get("problems", []))])
+        rows.append([name, "yes" if rec.get("graded") else "no", *sums] + points + acc_cells + ["; ".join(rec.get("problems", []))])
     return header, rows, totals, accs
 
 
@@ -245,7 +270,7 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
     print(f"wrote {out} ({len(rows)} rows; {sum(1 for _, r in ordered if r.get('graded'))} graded)")
     for name, rec in ordered:
         if rec.get("problems"):
-            print(f"  {name}: {'; '.join(rec['problems'])}")
+            print(shown(f"  {name}: {'; '.join(rec['problems'])}"))
 
     pairs = similar_pairs(preds, answers)
     pairs_path = out.with_name(out.stem + ".pairs.csv")
@@ -256,7 +281,7 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
           f"details in {pairs_path}")
     for a, b in flagged:
         files = [f"{r[2]} {r[5]:.1%}" for r in pairs if (r[0], r[1]) == (a, b)]
-        print(f"  {a} ~ {b}: {', '.join(files)}")
+        print(shown(f"  {a} ~ {b}: {', '.join(files)}"))
 
     code_pairs = None if code is None else write_code_pairs(out, code, boilerplate, code_files)
 
@@ -306,7 +331,7 @@ def write_code_pairs(out, code, boilerplate, code_files):
     print(f"possible copying (code, score >= {code_similarity.THRESHOLD:.0%} beyond the starter): {len(pages)} "
           f"pair(s); details in {path}, side by side in {folder}/")
     for p, rel in pages:
-        print(f"  {p.a} ~ {p.b}: {p.score:.0%}, most in {p.most_similar_file}")
+        print(shown(f"  {p.a} ~ {p.b}: {p.score:.0%}, most in {p.most_similar_file}"))
     return pages
 
 

