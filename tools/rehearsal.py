@@ -97,8 +97,11 @@ def write_submissions(out_dir, starter):
     write_params(untrusted, data)
     assert sorted(p.name for p in untrusted.iterdir()) == sorted(course.DELIVERABLES + course.OPTIONAL_FILES)
     shutil.copytree(untrusted, out_dir / "reference")
+    print(f"submission 'reference': the reference's files, in {out_dir / 'reference'}", flush=True)
     if held_out.is_file():
         import course_params
+
+        print("  its params fitted to the bundle's data set (about 4 minutes on 2 cores)...", flush=True)
 
         for name, data in course_params.fit_bundle(bundle).items():  # params (4 names) and predictions
             (out_dir / "reference" / name).write_bytes(data)

@@ -35,6 +35,9 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 for tool in mmdebstrap unshare chroot python3; do
   command -v "$tool" > /dev/null || fail "$tool is missing; install it (apt-get install mmdebstrap util-linux)"
 done
+# the kit's requirements, in the python3 this root's PATH finds (plain sudo resets PATH): before any folder
+python3 -c 'import numpy, torch, tqdm' 2> /dev/null \
+  || fail "$(command -v python3) cannot import torch, numpy and tqdm; run the rehearsal with the Python that has the kit's requirements: sudo env \"PATH=\$PATH\" $0 ..."
 python3 "$REPO/tools/release.py" check "${DATA[@]}" > /dev/null || exit 1  # a data folder it refuses: before any folder
 if [[ -z "$WORK" ]]; then
   WORK="$(mktemp -d "/var/tmp/rehearse-$DIST.XXXXXX")"
@@ -46,6 +49,8 @@ ROOTFS="$WORK/rootfs"
 echo "rehearsal of the Gradescope bundle on Debian $DIST in $WORK"
 
 # 1. The bundle and the submissions, from this checkout.
+start=$(now)
+echo "python: $(command -v python3)"
 python3 "$REPO/tools/release.py" autograder "$WORK/autograder.zip" "${DATA[@]}"
 python3 - "$WORK/autograder.zip" "$WORK/bundle" <<'PY'
 import sys, zipfile
@@ -57,6 +62,7 @@ with zipfile.ZipFile(sys.argv[1]) as zf:
             path.chmod(info.external_attr >> 16 & 0o777)
 PY
 python3 "$REPO/tools/rehearsal.py" submissions "$WORK/submissions" --starter "$WORK/bundle/starter"
+echo "bundle and submissions: $(( $(now) - start )) s"
 
 # 2. The root filesystem: Debian's minimal base and python3, as on a bare image.  Its apt can reach the mirror
 # (setup.sh installs python3-venv with it).

@@ -24,6 +24,7 @@ names the file and the line (src/kit/datafolder.py, which also names the thresho
 import argparse
 import fnmatch
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -232,7 +233,7 @@ def grading_files(root=ROOT):
 def build_autograder(out_zip, root=ROOT, data_dir=None):
     """Write the Gradescope bundle on the data set in data_dir (default src/data): setup.sh, run_autograder,
     autograder_run.py, requirements.txt, starter/ (the student release), solution/ (the reference package),
-    answers/birth_test.tsv (the data set's held-out answers)."""
+    answers/birth_test.tsv (the data set's held-out answers).  The zip is its owner's alone (0600)."""
     out_zip = Path(out_zip)
     answers = data_set(data_dir, need_answers=True, root=root).answers
     with tempfile.TemporaryDirectory() as tmp:
@@ -261,6 +262,9 @@ def build_autograder(out_zip, root=ROOT, data_dir=None):
                     if path.name in (*ENTRY_POINTS, "run.sh"):
                         info.external_attr = 0o100755 << 16  # executable, as Gradescope expects
                     zf.writestr(info, path.read_bytes(), zipfile.ZIP_DEFLATED)
+        # the held-out answers and the solution: readable by their owner alone, whatever the umask (a copy that
+        # moves to another disk keeps the mode)
+        os.chmod(tmp_zip, 0o600)
         out_zip.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(tmp_zip), out_zip)
     return out_zip
@@ -273,6 +277,7 @@ def main(argv=None):
     s.add_argument("out_dir")
     a = sub.add_parser("autograder", help="write the Gradescope autograder bundle OUT.zip")
     a.add_argument("out_zip")
+    a.add_argument("--force", action="store_true", help="replace OUT.zip if it exists")
     c = sub.add_parser("check", help="check the data folder a bundle would be built on, and name its thresholds "
                                      "row; writes nothing")
     for command in (s, a, c):
@@ -285,6 +290,8 @@ def main(argv=None):
             files = build_student(args.out_dir, data_dir=args.data_dir)
             print(f"wrote the student starter ({len(files)} files) to {args.out_dir}")
         elif args.command == "autograder":
+            if Path(args.out_zip).exists() and not args.force:
+                raise ReleaseError(f"{args.out_zip} exists; name a new file, or pass --force to replace it")
             build_autograder(args.out_zip, data_dir=args.data_dir)
             print(f"wrote the Gradescope autograder bundle to {args.out_zip}")
         data = data_set(args.data_dir, need_answers=args.command != "student")

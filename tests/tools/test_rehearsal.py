@@ -28,6 +28,27 @@ def test_the_rehearsal_refuses_an_unknown_distribution_before_doing_anything(tmp
     assert not (tmp_path / "work").exists()
 
 
+def test_a_python_without_the_kits_requirements_is_named_before_anything_is_written(tmp_path):
+    """Plain sudo resets PATH: the python3 it finds may lack torch.  The rehearsal says which python3 it found and
+    how to keep the user's, before it writes its work folder (it died at its first import, the folder written)."""
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("the rehearsal runs as root")
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    (bare / "python3").write_text("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n")
+    (bare / "mmdebstrap").write_text("#!/bin/sh\nexit 0\n")
+    for stub in bare.iterdir():
+        stub.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bare}:/usr/sbin:/usr/bin:/sbin:/bin")
+    r = subprocess.run(["bash", str(SCRIPT), "bookworm", str(tmp_path / "work")], capture_output=True, text=True,
+                       env=env)
+    assert r.returncode == 1 and r.stderr.startswith(f"error: {bare / 'python3'} cannot import torch"), r.stderr
+    assert 'sudo env "PATH=$PATH"' in r.stderr
+    assert not (tmp_path / "work").exists()
+
+
 def test_the_submissions_are_laid_out_as_gradescope_unpacks_them(tmp_path):
     from kit import course
     import release

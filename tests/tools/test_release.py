@@ -405,6 +405,18 @@ def test_refuses_a_non_empty_output_folder(tmp_path):
     assert (tmp_path / "keep.txt").read_text() == "mine"
 
 
+def test_refuses_to_replace_a_bundle_unless_forced(tmp_path, capsys):
+    """docs/instructor.md's recipes each name their own bundle; one that exists is kept unless --force says so."""
+    bundle = tmp_path / "autograder.zip"
+    bundle.write_bytes(b"last term's")
+    assert release.main(["autograder", str(bundle)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"error: {bundle} exists; name a new file, or pass --force to replace it\n"
+    assert bundle.read_bytes() == b"last term's"
+    assert release.main(["autograder", str(bundle), "--force"]) == 0
+    assert bundle.read_bytes()[:2] == b"PK"
+
+
 GRADESCOPE = ROOT / "tools" / "gradescope"
 
 
@@ -486,6 +498,18 @@ def test_the_bundle_holds_every_file_the_grader_imports(bundle, tmp_path):
     for name in ("setup.sh", "run_autograder", "autograder_run.py", "requirements.txt"):
         assert (tmp_path / name).is_file(), name
     assert (tmp_path / "setup.sh").read_bytes() == (GRADESCOPE / "setup.sh").read_bytes()
+
+
+def test_what_holds_answers_solutions_or_grades_is_private_and_never_offered_for_commit(bundle):
+    """The bundle (the held-out answers, the solution) is its owner's alone whatever the umask, and git ignores it
+    and the class's grades where docs/instructor.md writes them, in the checkout's top folder."""
+    import stat
+
+    assert stat.S_IMODE(bundle.stat().st_mode) == 0o600
+    names = ["autograder.zip", "autograder-2027.zip", "grades.csv", "grades.pairs.csv", "grades.similar.csv",
+             "grades.png", "report.html", "grades.cache/x.json", "grades.similar/pair-1.html"]
+    r = subprocess.run(["git", "check-ignore", "--no-index", *names], cwd=ROOT, capture_output=True, text=True)
+    assert sorted(r.stdout.split()) == sorted(names), r.stdout + r.stderr
 
 
 @pytest.mark.grader
