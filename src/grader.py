@@ -32,12 +32,10 @@ from checks.perceiver import (check_basis, check_causal_perceiver, check_down_ba
                               observe_perceiver_models, observe_up_causal, observe_up_queries)
 from checks.predictions import check_file, check_london_baseline, observe_file, pending_note
 from checks.replay import check_answers, observe_answers
-from checks.same_weights import (check_block_outputs, check_vanilla_logits, observe_block_outputs,
-                                 observe_vanilla_logits)
 from checks.training import (WORKERS, check_finetune, check_pretrain, check_train, check_vanilla_model,
                              observe_finetune, observe_pretrain, observe_train, observe_vanilla_model)
 from graderUtil import (  # noqa: F401  (PENDING_MESSAGE .. select_thresholds: for the instructor's test suite)
-    PENDING_MESSAGE, REGISTRY, Fail, grader_test, load_points, main, normalized_sha256, seed_everything,
+    PENDING_MESSAGE, REGISTRY, Fail, grader_test, judge_only, load_points, main, normalized_sha256, seed_everything,
     select_thresholds)
 from kit import course  # the course's facts: model size, targets, deliverables
 
@@ -63,6 +61,17 @@ GOLD_FILES = {"dev": course.DATA_FILES["dev"], "test": ANSWERS_FILE}  # the answ
 # Of kit/ only course.py, fileio.py and baseline.py: its other modules import the student's package.
 GRADING_FILES = ["grader.py", "graderUtil.py", "grading/", "checks/", "attention_simulation.py", "kit/__init__.py",
                  "kit/course.py", "kit/fileio.py", "kit/baseline.py", "points.json"]
+
+# What only the hidden tests' judges read: the reference's block in every reading the grader accepts, a params
+# file read as the course's model and its forward pass, the learning statistics.  They ship in the Gradescope bundle
+# and grade_class's copy (GRADING_FILES' "checks/" holds them there), never in the student starter: they spell out
+# what the student writes.  Their functions are taken by name (judge_only), imported when a hidden test runs.
+JUDGE_ONLY_FILES = ["checks/readings.py", "checks/same_weights.py", "checks/params.py", "checks/decoder.py",
+                    "checks/learned.py"]
+observe_vanilla_logits = judge_only("checks.same_weights", "observe_vanilla_logits")
+check_vanilla_logits = judge_only("checks.same_weights", "check_vanilla_logits")
+observe_block_outputs = judge_only("checks.same_weights", "observe_block_outputs")
+check_block_outputs = judge_only("checks.same_weights", "check_block_outputs")
 
 graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[ANSWERS_FILE],
                      public_data=list(course.DATA_FILES.values()), dataset_file="birth_dev.tsv",
@@ -357,8 +366,8 @@ grader_test("1g-0-basic", "finetune a perceiver with pretrained parameters: load
 # a practice check of the written kind: the attention cost of the two models (checks.written.check_1g)
 written_test("1g-10-basic", "1g attention cost of the vanilla and Perceiver models", "check_1g")
 
-# with the same weights (matched by shape), the block's output equals the reference layers' in one reading: the
-# layer norm on the query, on the keys/values or on both, with or without the residual (block_readings)
+# with the same weights (matched by shape), the block's output equals the reference layers' in a reading of the
+# handout's block that the grader accepts
 grader_test("1g-3-hidden", "DownProjectBlock computes the handout's block (same weights as the reference's)",
             timeout=30, needs=("solution",),
             observe=partial(observe_block_outputs, cls="DownProjectBlock", input_shapes=SHAPES),

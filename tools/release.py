@@ -6,8 +6,8 @@
   python tools/release.py check --data-dir DIR    # the data folder checked, and its thresholds row; writes nothing
 
 The starter is made of the files git tracks, less those matched by tools/release_exclude.txt; its README.md
-is tools/STUDENT_README.md with the sections it names in include lines copied in (the demo's results, from
-docs/benchmarks.md).  In every
+is tools/STUDENT_README.md with the sections it names in include lines copied in (the lead of the demo's results,
+from docs/benchmarks.md, without its dated measurements).  In every
 Python file, the code between `### START CODE HERE ###` and `### END CODE HERE ###` is removed (every
 spelling students meet is recognised: the handout's `### START_CODE_HERE ###`, the course files'
 `### START CODE HERE`, with or without the underscores and the trailing ###): the markers stay, full-line
@@ -138,7 +138,8 @@ INCLUDE = re.compile(r"^<!-- include (?P<file>[\w./-]+\.md): (?P<heading>.+?) --
 
 
 def readme_section(readme, heading, name="README.md"):
-    """The section of a Markdown text headed `## heading`, up to the next heading of its level or higher."""
+    """The lead of the section of a Markdown text headed `## heading`: its text up to the next heading of any
+    level.  Its dated sub-sections (### 2026-11-26: ...) are the instructor's measurement log, not the students'."""
     lines = readme.splitlines(keepends=True)
     starts = [i for i, line in enumerate(lines) if line.rstrip() == f"## {heading}"]
     if len(starts) != 1:
@@ -147,7 +148,7 @@ def readme_section(readme, heading, name="README.md"):
     end, fenced = len(lines), False
     for i in range(starts[0] + 1, len(lines)):
         fenced ^= lines[i].startswith("```")  # a "# comment" inside a code block is no heading
-        if not fenced and re.match(r"#{1,2} ", lines[i]):
+        if not fenced and re.match(r"#{1,6} ", lines[i]):
             end = i
             break
     return "".join(lines[starts[0] : end]).rstrip("\n")
@@ -189,8 +190,10 @@ def build_student(out_dir, root=ROOT, data_dir=None):
     from kit import course
 
     patterns = exclude_patterns(root / "tools" / "release_exclude.txt")
+    judges = {f"src/{name}" for name in judge_only_files(root)}  # the hidden tests' own: the bundle adds them
     # src/data/'s own files are the data set's four (src/data/demo/, the demo's world, ships as it is)
-    files = [f for f in tracked_files(root) if not is_excluded(f, patterns) and Path(f).parent != Path("src/data")]
+    files = [f for f in tracked_files(root) if not is_excluded(f, patterns) and Path(f).parent != Path("src/data")
+             and f not in judges]
     public = [f"src/data/{name}" for name in course.DATA_FILES.values()]
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".starter-", dir=out_dir.parent))  # same disk: rename is atomic
@@ -221,24 +224,39 @@ def build_student(out_dir, root=ROOT, data_dir=None):
 ENTRY_POINTS = ("setup.sh", "run_autograder")
 
 
+def ask_grader(root, expression):
+    """The JSON value of `expression` over that checkout's grader, asked in a process of its own (importing it here
+    would mix its modules with any other checkout's)."""
+    ask = f"import json, grader, graderUtil; print(json.dumps({expression}))"
+    out = subprocess.run([sys.executable, "-c", ask], cwd=root / "src", capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def judge_only_files(root=ROOT):
+    """The files in src/ that only the hidden tests' judges read (grader.JUDGE_ONLY_FILES): never in the student
+    starter, added to the bundle's grading copy."""
+    return ask_grader(root, "grader.JUDGE_ONLY_FILES")
+
+
 def grading_files(root=ROOT):
     """What the bundle's grading copy needs in src/: the grader's one list (grader.GRADING_FILES) and the module
     autograder_run.py takes the submitted files with.  Asked of that checkout's own grader, in a process of its
     own (importing it here would mix its modules with any other checkout's)."""
-    ask = "import json, grader, graderUtil; print(json.dumps(graderUtil.grading_paths(grader.GRADING_FILES)))"
-    out = subprocess.run([sys.executable, "-c", ask], cwd=root / "src", capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.splitlines()[-1]) + ["kit/upload.py"]
+    return ask_grader(root, "graderUtil.grading_paths(grader.GRADING_FILES)") + ["kit/upload.py"]
 
 
 def build_autograder(out_zip, root=ROOT, data_dir=None):
     """Write the Gradescope bundle on the data set in data_dir (default src/data): setup.sh, run_autograder,
-    autograder_run.py, requirements.txt, starter/ (the student release), solution/ (the reference package),
-    answers/birth_test.tsv (the data set's held-out answers).  The zip is its owner's alone (0600)."""
+    autograder_run.py, requirements.txt, starter/ (the student release and the hidden tests' judges), solution/
+    (the reference package), answers/birth_test.tsv (the data set's held-out answers).  The zip is its owner's
+    alone (0600)."""
     out_zip = Path(out_zip)
     answers = data_set(data_dir, need_answers=True, root=root).answers
     with tempfile.TemporaryDirectory() as tmp:
         bundle = Path(tmp) / "bundle"
         build_student(bundle / "starter", root, data_dir)
+        for name in judge_only_files(root):  # the grading copy holds the hidden tests' judges, the starter not
+            shutil.copy2(root / "src" / name, bundle / "starter" / "src" / name)
         missing = [n for n in grading_files(root) if not (bundle / "starter" / "src" / n).is_file()]
         if missing:
             raise ReleaseError(f"the starter lacks {', '.join(missing)}, which grading needs: take it out of "

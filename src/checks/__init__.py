@@ -12,4 +12,8 @@ One topic a module, each holding both sides of its tests (docs/security.md says 
   bars          comparisons of a measured number against a bar, each failing closed (NaN, inf, not a number)
   written       the written part's constructions (attention_exploration.py)
   replay        how a written check runs twice: recorded beside the student's code, replayed in the judge
+  readings      the readings of a perceiver block the grader accepts
+
+same_weights, params, decoder, learned and readings are the hidden tests' judges' own (grader.JUDGE_ONLY_FILES): the
+Gradescope bundle and the instructor's class grading hold them; a student starter does not.
 """

@@ -9,7 +9,7 @@ The perceiver's blocks are the student's own classes, so their parameter names a
 mapped onto the roles of the handout's block (basis C, attention layer norm(s), query/key/value/output
 projections, MLP layer norm, the MLP's two layers) by shape, by name where the names say it (the given Block's
 ln1/ln2, attention's key/query/value/proj, or q/k/v/out-like names) and by registration order otherwise, and every
-reading the grader accepts (perceiver.READINGS: the layer norm on the query, the keys/values or both,
+reading the grader accepts (readings.READINGS: the layer norm on the query, the keys/values or both,
 the residual from the query, from its normalised form or none; a third LayerNorm for the query) is a candidate
 (`fit`).  predictions.choose_pair keeps the candidate whose answers agree best with the file.
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kit import course
 from checks.decoder import logits
-from checks.perceiver import READINGS
+from checks.readings import READINGS
 from graderUtil import Fail
 
 PAD, MASK = course.PAD_CHAR, course.MASK_CHAR
@@ -66,7 +66,7 @@ def load_params(path, params_name):
 # A model's weights as the forward pass below uses them: {"tok", "pos", "ln_f", "head", "blocks": [block],
 # "down", "up"}; a block {"ln1", "attn": {"q", "k", "v", "o"}, "ln2", "fc1", "fc2"} (a layer: (weight, bias));
 # a perceiver block {"C" (down only), "ln_q", "ln_kv" (a layer or None), "res" ("query", "normalised query" or
-# "none": where the residual around the cross-attention starts, perceiver.READINGS), "attn",
+# "none": where the residual around the cross-attention starts, readings.READINGS), "attn",
 # "ln2", "fc1", "fc2"}.
 
 

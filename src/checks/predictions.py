@@ -9,11 +9,11 @@ it is the right answer.
 Why not the student's own forward, as before: the student's code could look at the answer it was asked to
 check (a forward that peeks one token ahead passes any file).  Here the model is the grader's: the parameter
 names and the structure come from the reference's code (the given GPT and Block are the same for everyone), and
-the forward pass is written out with plain tensor operations (checks/decoder.py), so that it can keep a
+the forward pass is written out with plain tensor operations (checks.decoder), so that it can keep a
 key/value cache (seconds instead of minutes on one core) and compute each reading of the perceiver's blocks
 that the grader accepts.
 
-The params are read as the course's model by checks/params.py: outside the perceiver's blocks by the given
+The params are read as the course's model by checks.params: outside the perceiver's blocks by the given
 code's names, the student's own blocks in every reading of the handout's block that the grader accepts.  The
 judge keeps the reading whose answers agree best with the file (`choose_pair`).  That choice is sound: each
 reading is a correct perceiver as the handout describes it, so whichever one the params were trained in is a
@@ -22,16 +22,14 @@ course's model.
 
 Answers that the params give are not yet answers of a model that learned: params written by hand can answer one
 frequent place to every question.  A file that clears its bar is therefore also asked whether its params learned
-their task (checks/learned.py, by the thresholds row's "learned" rules).
+their task (checks.learned, by the thresholds row's "learned" rules).  Those three modules are the judge's own:
+they ship with the hidden tests (grader.JUDGE_ONLY_FILES), so this module imports them where a judge needs them.
 """
 
 from pathlib import Path
 
 from kit import course
-from checks import learned
 from checks.bars import at_least
-from checks.decoder import agreement_score, greedy_answers
-from checks.params import course_vocab, fit, load_params, reference_model, weights
 from graderUtil import Fail
 from kit.baseline import baseline
 from kit.fileio import read_lines, read_tsv
@@ -88,6 +86,9 @@ def best_pair(fitted, score, enough=lambda value: False):
 def choose_pair(fitted, questions, answers, stoi):
     """The reading whose teacher-forced answers agree best with a fixed sample of the file's lines (ties: the most
     log-probability, then the first reading); the first one that agrees on every sampled line is taken at once."""
+    from checks.decoder import agreement_score  # the judge's own modules (grader.JUDGE_ONLY_FILES)
+    from checks.params import weights
+
     step = max(1, len(questions) // SAMPLE)
     sample = list(range(0, len(questions), step))[:SAMPLE]
     qs, ans = [questions[i] for i in sample], [answers[i] for i in sample]
@@ -102,6 +103,9 @@ def params_agreement(ctx, fname, params_name, variant, target, questions, predic
     """For each line of the prediction file (stripped): does the submitted params' greedy answer say the same?
     Returns those verdicts and the reading of the params that gave them ((fitted, pair), see checks.params).
     A Fail when the params cannot be found, loaded or fitted, or when more lines disagree than the slack."""
+    from checks.decoder import greedy_answers
+    from checks.params import weights
+
     stoi = vocab(ctx)
     unknown = sorted({ch for q in questions for ch in q if ch not in stoi})
     if unknown:
@@ -130,6 +134,8 @@ def params_agreement(ctx, fname, params_name, variant, target, questions, predic
 def vocab(ctx):
     """The course's vocabulary of the data's corpus, computed once per grading."""
     if "course_vocab" not in ctx.cache:
+        from checks.params import course_vocab
+
         ctx.cache["course_vocab"] = course_vocab(ctx.data_path(course.DATA_FILES["corpus"]))
     return ctx.cache["course_vocab"]
 
@@ -144,6 +150,8 @@ def submitted_params(ctx, params_name, variant, target):
                    "with the predictions)")
     key = ("candidates", params_name)
     if key not in ctx.cache:
+        from checks.params import fit, load_params, reference_model
+
         try:
             ref = reference_model(ctx, variant, len(vocab(ctx)))
             ctx.cache[key] = fit(load_params(path, params_name), ref, variant, params_name, len(vocab(ctx)))
@@ -161,6 +169,9 @@ def learning_check(ctx, params_name, reading, target, answers_file):
     rule = ctx.thresholds.get("learned", {}).get(params_name)
     if not rule:
         return None, []
+    from checks import learned
+    from checks.params import weights
+
     fitted, pair = reading
     source = course.TARGET[target].reads  # the params it was finetuned from, if any
 
@@ -285,7 +296,7 @@ def check_file(ctx, report, fname, gold_files):
         needs.append(f"at least {100 * min_accuracy:g}%")
     if correct < min_correct or not at_least(correct, min_accuracy * total - 1e-9, f"{fname}'s correct lines"):
         raise Fail(f"{fname}: {score}; needs {' and '.join(needs)} (thresholds '{ctx.threshold_row}')")
-    # enough right answers: now, are they a model's that learned its task, or a constant's (checks/learned.py)
+    # enough right answers: now, are they a model's that learned its task, or a constant's (checks.learned)
     problem, facts = learning_check(ctx, PARAMS_FOR[fname][0], reading, PARAMS_FOR[fname][2], gold_files["test"])
     if problem:
         raise Fail(f"{fname} earns no accuracy points ({score}): {problem}")

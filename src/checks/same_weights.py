@@ -10,7 +10,8 @@ reading of it that the course's text allows (block_readings, check_block_outputs
 
 from checks.bars import at_most
 from graderUtil import Fail, Mismatch, call
-from checks.perceiver import READINGS, build_block, find_basis, perceiver_config, require_tensor
+from checks.perceiver import build_block, find_basis, perceiver_config, require_tensor
+from checks.readings import READINGS
 from checks.training import vanilla_config, vanilla_model
 
 
@@ -89,7 +90,7 @@ def assert_close(got, want, what, atol=1e-4):
 
 def block_readings(ctx, ref, cls, m, args, broad=False):
     """The outputs of the block in each reading the handout and the course's hints allow
-    (perceiver.READINGS: where the attention sub-layer's layer norm goes and where its residual starts;
+    (readings.READINGS: where the attention sub-layer's layer norm goes and where its residual starts;
     8 of 26 real solutions we graded dropped that residual), computed with the reference's layers, which hold the
     same weights as the student's, so every LayerNorm is the same function.  The MLP sub-layer is Block's in
     every reading: h + mlp(layer_norm(h)).

@@ -12,7 +12,8 @@ GRADER_SCRIPT = SRC / "grader.py"  # the workers run it: it registers the tests,
 # What grader.py tells the harness (configure), in one place that every module reads when it needs it: the
 # --help text (grader.py's docstring), the student modules each student module imports (importing them
 # first, one by one, tells which file is broken or hangs), the held-out files whose presence makes the tests
-# that need "answers" run, the public data files (the only ones a sandboxed worker gets), and the data file whose SHA-256 picks the row of accuracy thresholds.
+# that need "answers" run, the public data files (the only ones a sandboxed worker gets), and the data file
+# whose SHA-256 picks the row of accuracy thresholds.
 # The files of a grading copy (grader.py's GRADING_FILES, packages and files): a worker imports the Python modules
 # among them before it drops its privileges.
 settings = SimpleNamespace(description=None, student_deps={}, held_out=(), public_data=(), dataset_file=None,
@@ -81,6 +82,20 @@ class Spec:
 
 
 REGISTRY = {}
+
+
+def judge_only(module, name):
+    """The function `name` of `module`, a module that ships with the hidden tests alone (grader.JUDGE_ONLY_FILES:
+    the Gradescope bundle and grade_class's copy hold it, the student starter does not), imported when a test
+    calls it: the starter's grader registers and lists the hidden tests without it."""
+    import importlib
+
+    def call_it(*args, **kwargs):
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    call_it.__name__ = call_it.__qualname__ = name
+    call_it.judge_only = (module, name)  # what it stands for (the instructor's test suite follows it)
+    return call_it
 
 
 def grader_test(tid, description, check, timeout=30, needs=(), info=False, extra_credit=False, group=None,

@@ -97,12 +97,23 @@ class Sides:
 SIDES = Sides(_modules())
 
 
+def _unwrapped(fn):
+    """A registered function, out of its functools.partial and, for a hidden test's judge-only function
+    (graderUtil.judge_only), the function of the checks module it stands for, imported."""
+    import importlib
+
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if hasattr(fn, "judge_only"):
+        module, name = fn.judge_only
+        fn = getattr(importlib.import_module(module), name)
+    return fn
+
+
 def _judges():
-    """(test id, module, name) of every registered test's check, unwrapped from its functools.partial."""
+    """(test id, module, name) of every registered test's check, unwrapped (_unwrapped)."""
     for tid, spec in grader.REGISTRY.items():
-        fn = spec.check
-        while isinstance(fn, functools.partial):
-            fn = fn.func
+        fn = _unwrapped(spec.check)
         yield tid, fn.__module__, fn.__name__
 
 
@@ -145,9 +156,7 @@ def test_the_walk_finds_a_check_that_reaches_student_code(body, reason):
 def test_registered_functions_are_where_the_walk_looks():
     """The walk reads src/checks/ and grader.py: the checks it judges are the ones the grader runs."""
     for tid, module, name in _judges():
-        fn = grader.REGISTRY[tid].check
-        while isinstance(fn, functools.partial):
-            fn = fn.func
+        fn = _unwrapped(grader.REGISTRY[tid].check)
         assert Path(inspect.getsourcefile(fn)).resolve().is_relative_to(SRC.resolve() / "checks")
 
 

@@ -398,6 +398,42 @@ def test_run_sh_demo_of_the_empty_starter_names_the_missing_function(starter, tm
     says_only(r, "implement initialize_vanilla_model in src/submission/helper.py (part c)")
 
 
+def test_the_starters_readme_has_what_to_expect_of_the_demo_and_not_the_measurement_log(starter):
+    """The student's README takes the lead of docs/benchmarks.md's Demo results (what to expect); the dated runs
+    beneath it (their machines, the jobs that shared the cores) are the instructor's log."""
+    readme = (starter / "README.md").read_text(encoding="utf-8")
+    log = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    section = log[log.index("## Demo results"):log.index("\n## ", log.index("## Demo results"))]
+    dated = re.findall(r"^### (.+)$", section, re.M)
+    assert dated, "the Demo results section has no dated runs to leave out"
+    assert "**What to expect:**" in readme
+    for heading in dated:
+        assert heading not in readme, heading
+
+
+def test_the_starter_holds_no_hidden_judge_and_its_grader_still_lists_every_test(starter):
+    """The hidden tests' judges spell out what the student writes (the perceiver's blocks in every accepted
+    reading, the model's forward pass in plain tensor operations, the span corruption's draws): the starter ships
+    none of them, and its grader still registers every test, the hidden ones listed as hidden."""
+    import grader
+
+    assert grader.JUDGE_ONLY_FILES and all((ROOT / "src" / name).is_file() for name in grader.JUDGE_ONLY_FILES)
+    for name in grader.JUDGE_ONLY_FILES:
+        assert not (starter / "src" / name).exists(), name
+    judges = {}
+    for name in grader.JUDGE_ONLY_FILES:  # every function these modules define, by its line "def name("
+        judges.update({m: name for m in re.findall(r"^def (\w+)\(", (ROOT / "src" / name).read_text(), re.M)})
+    assert {"block_readings", "logits", "corrupted"} <= set(judges)
+    for path in starter.rglob("*.py"):
+        defined = set(re.findall(r"^\s*def (\w+)\(", path.read_text(encoding="utf-8"), re.M))
+        assert not {"block_readings", "_bottleneck", "_up", "_cross", "corrupted"} & defined, path
+    r = subprocess.run([sys.executable, "src/grader.py", "--list"], cwd=starter, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    listed = [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
+    assert sorted(listed) == sorted(grader.REGISTRY), listed
+
+
 def test_refuses_a_non_empty_output_folder(tmp_path):
     (tmp_path / "keep.txt").write_text("mine")
     with pytest.raises(release.ReleaseError, match="not empty"):
@@ -495,6 +531,10 @@ def test_the_bundle_holds_every_file_the_grader_imports(bundle, tmp_path):
             shipped = tmp_path / "starter" / "src" / module.relative_to(src)
             assert shipped.is_file(), f"the bundle lacks {module.relative_to(ROOT)}, which the grader imports"
     assert {"kit.course", "graderUtil", "grading", "grading.worker", "checks.written"} <= seen  # the harness's package
+    import grader
+
+    for name in grader.JUDGE_ONLY_FILES:  # the hidden tests' judges, which the student starter lacks
+        assert (tmp_path / "starter" / "src" / name).read_bytes() == (src / name).read_bytes(), name
     for name in ("setup.sh", "run_autograder", "autograder_run.py", "requirements.txt"):
         assert (tmp_path / name).is_file(), name
     assert (tmp_path / "setup.sh").read_bytes() == (GRADESCOPE / "setup.sh").read_bytes()
