@@ -209,7 +209,8 @@ def grade_rows(records, test_ids, preds, answers):
             acc_cells.append("" if a is None else f"{a:.4f}")
             if a is not None:
                 accs[f].append(a)
-        rows.append([name, "yes" if rec.get("graded") else "no", *sums] + points + acc_cells + ["; ".join(rec.get("problems", []))])
+        rows.append([name, "yes" if rec.get("graded") else "no", *sums] + points + acc_cells
+                    + ["; ".join(rec.get("problems", []))])
     return header, rows, totals, accs
 
 

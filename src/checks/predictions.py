@@ -146,8 +146,8 @@ def submitted_params(ctx, params_name, variant, target):
     path = next((d / params_name for d in (ctx.predictions_dir, ctx.submission_dir) if (d / params_name).is_file()),
                 None)
     if path is None:
-        raise Fail(f"{params_name} is missing from {ctx.predictions_dir} (./run.sh {target} writes it; submit it "
-                   "with the predictions)")
+        raise Fail(f"{params_name} is missing from {ctx.shown_predictions_dir} (./run.sh {target} writes it; "
+                   "submit it with the predictions)")
     key = ("candidates", params_name)
     if key not in ctx.cache:
         from checks.params import fit, load_params, reference_model
@@ -221,12 +221,12 @@ QUESTION_FILES = {split: course.DATA_FILES[split] for split in ("dev", "test")}
 PARAMS_FOR = {t.writes: (t.reads, t.variant, course.WRITTEN_BY[t.reads].name) for t in EVALUATIONS}
 
 
-def file_problem(fname, predictions_dir, questions):
+def file_problem(fname, predictions_dir, questions, shown=None):
     """Why the prediction file cannot be graded (missing, or not one line per question: `questions` is the
     question file, or None where it is absent), or ''.  The one rule of both sides of a prediction test."""
     path = Path(predictions_dir) / fname
     if not path.is_file():
-        return missing(fname, predictions_dir)
+        return missing(fname, shown or predictions_dir)
     return "" if questions is None else miscounted(fname, len(read_lines(path)), len(read_tsv(questions)))
 
 
@@ -246,16 +246,18 @@ def observe_file(ctx, fname):
     """Beside the student's code, none of which runs: only that the file is there with one line per question
     (check_file decides the rest)."""
     split, _ = PREDICTIONS[fname]
-    problem = file_problem(fname, ctx.predictions_dir, ctx.data_path(QUESTION_FILES[split]))
+    problem = file_problem(fname, ctx.predictions_dir, ctx.data_path(QUESTION_FILES[split]),
+                           ctx.shown_predictions_dir)
     if problem:
         raise Fail(problem)
 
 
-def pending_note(fname, predictions_dir, data_dir):
-    """Where the answers are absent (a student's machine): the same local check, never an expected value."""
+def pending_note(fname, predictions_dir, data_dir, shown=None):
+    """Where the answers are absent (a student's machine): the same local check, never an expected value.  shown:
+    the folder to name in a message (the student's, where predictions_dir is the sandbox's copy of it)."""
     split, _ = PREDICTIONS[fname]
     questions = Path(data_dir) / QUESTION_FILES[split]
-    problem = file_problem(fname, predictions_dir, questions if questions.is_file() else None)
+    problem = file_problem(fname, predictions_dir, questions if questions.is_file() else None, shown)
     return f" (note: {problem})" if problem else ""
 
 
@@ -273,7 +275,7 @@ def check_file(ctx, report, fname, gold_files):
     answers = [fields[1].strip() for fields in gold]
     path = ctx.predictions_dir / fname
     if not path.is_file():
-        raise Fail(missing(fname, ctx.predictions_dir))
+        raise Fail(missing(fname, ctx.shown_predictions_dir))
     predictions = [p.strip() for p in read_lines(path)]
     problem = miscounted(fname, len(predictions), len(answers))
     if problem:

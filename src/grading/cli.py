@@ -281,7 +281,7 @@ def run(args, specs, order, setup):
                 try:
                     # as root, on the sandbox's copy: a link in the submission is never followed
                     note = pending_note(sandbox.predictions_dir if sandbox else setup.predictions_dir,
-                                        setup.data_dir)
+                                        setup.data_dir, shown=setup.predictions_dir)
                 except OSError:
                     note = ""
             results[tid] = {"id": tid, "status": "pending", "message": PENDING_MESSAGE + note, "output": "",
@@ -297,7 +297,8 @@ def run(args, specs, order, setup):
     # (copies in the sandbox as root); judges: the reference, the answers, and the submission's files
     seen = sandbox or setup
     jobs = setup.jobs
-    common = {"thresholds": setup.row, "threshold_row": setup.row_name, "threads": max(1, usable_cpus() // jobs)}
+    common = {"thresholds": setup.row, "threshold_row": setup.row_name, "threads": max(1, usable_cpus() // jobs),
+              "shown_predictions_dir": str(setup.predictions_dir)}
     base_cfg = dict(common, submission_dir=str(seen.submission_dir), predictions_dir=str(seen.predictions_dir),
                     data_dir=str(seen.data_dir), solution_dir=None)
     judge_cfg = dict(common, submission_dir=str(seen.submission_dir), predictions_dir=str(seen.predictions_dir),

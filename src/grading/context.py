@@ -115,6 +115,8 @@ class Context:
         self.solution_dir = Path(cfg["solution_dir"]) if cfg.get("solution_dir") else None
         self.data_dir = Path(cfg["data_dir"])
         self.predictions_dir = Path(cfg["predictions_dir"])
+        # the folder a message names: the student's own, where predictions_dir is the sandbox's copy of it
+        self.shown_predictions_dir = Path(cfg.get("shown_predictions_dir") or cfg["predictions_dir"])
         self.thresholds = cfg.get("thresholds") or {}
         self.threshold_row = cfg.get("threshold_row", "?")
         self.hanging = set(cfg.get("hanging", []))

@@ -116,9 +116,18 @@ def test_prediction_files_that_fail(tmp_path, reference_src, data, solution, kin
 
 
 def test_missing_prediction_files_name_the_target(tmp_path, reference_src, data, solution):
+    """The message names the target that writes the file and the student's folder, never the copy of it that a
+    grading as root makes in its sandbox; where the answers are absent, so does the pending test's note."""
     r = run_grader(reference_src, "1d-0-hidden", "1g-2-hidden", data=data, solution=solution, predictions=tmp_path)
     assert "./run.sh vanilla_eval_dev_without_pretrain" in r.tests["1d-0-hidden"]["output"]
     assert "./run.sh perceiver_eval_test_with_pretrain" in r.tests["1g-2-hidden"]["output"]
+    for tid in ("1d-0-hidden", "1g-2-hidden"):
+        assert f"is missing from {tmp_path}:" in r.tests[tid]["output"], r.tests[tid]["output"]
+    public = tmp_path / "public"
+    shutil.copytree(data, public, ignore=shutil.ignore_patterns("birth_test.tsv"))
+    r = run_grader(reference_src, "1d-0-hidden", data=public, predictions=tmp_path)
+    assert r.status("1d-0-hidden") == "pending"
+    assert f"is missing from {tmp_path}:" in r.tests["1d-0-hidden"]["output"], r.tests["1d-0-hidden"]["output"]
 
 
 @pytest.mark.parametrize("case", ["missing", "never pretrained"])
