@@ -232,13 +232,20 @@ def check_truncation(ctx, report, draws_by_block):
         if len(seen) != draws:
             raise _no_examples()
         lengths = {sum(1 for c in seen.text(x) if c not in (seen.pad, seen.mask)) for x in seen.x}
+        # what the examples show is prefix + masked + suffix: a length one off may be the draw's, or a split that
+        # loses or repeats a character of the truncated text (a suffix that stops one short, say)
+        one_off = (" If the truncated length is drawn so, prefix + masked + suffix lose a character of the truncated "
+                   "text or add one: the suffix runs from the end of the masked span to the end of the truncated "
+                   "text, no further")
         if min(lengths) < 4 or max(lengths) > accepted:
             raise Fail(f"with block_size {block} the truncated length (prefix + masked + suffix) ranged over "
-                       f"{min(lengths)}..{max(lengths)}; it must be drawn from 4..{top} (int(block_size * 3/4))")
+                       f"{min(lengths)}..{max(lengths)}; it must be drawn from 4..{top} (int(block_size * 3/4))."
+                       + (one_off if min(lengths) == 3 else ""))
         missing = sorted(set(range(4, top + 1)) - lengths)
         if missing:
             raise Fail(f"with block_size {block}, {draws} examples of a long line never had a truncated length of "
-                       f"{missing[:8]}{'...' if len(missing) > 8 else ''}: draw it uniformly from 4..{top}")
+                       f"{missing[:8]}{'...' if len(missing) > 8 else ''}: draw it uniformly from 4..{top}."
+                       + (one_off if missing in ([4], [top]) else ""))
 
 
 def check_rearrangement(ctx, report, lines, draws, whole_line):

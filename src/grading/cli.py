@@ -255,6 +255,9 @@ def run(args, specs, order, setup):
     sandbox, visibility = setup.sandbox, setup.visibility
     results = {}
     print_lock = threading.Lock()
+    # on a terminal, one line that each result rewrites ("[12/38] 1e-3-basic passed"), erased before the ordered
+    # summary; elsewhere (a log, Gradescope's stdout) a line per result, which a log of a stopped grading keeps
+    progress = {"done": 0, "total": 0, "live": sys.stdout.isatty()}
 
     def on_result(r):
         spec = specs[r["id"]]
@@ -265,9 +268,14 @@ def run(args, specs, order, setup):
         with print_lock:
             results[r["id"]] = r
             if concealed(spec, visibility):  # Gradescope's stdout: nothing of a hidden result
-                print(f"  {r['id']:<14} graded", flush=True)
+                line = f"{r['id']:<14} graded"
             else:
-                print(f"  {r['id']:<14} {r['status']:<7} ({r.get('seconds', 0):.1f} s)", flush=True)
+                line = f"{r['id']:<14} {r['status']:<7} ({r.get('seconds', 0):.1f} s)"
+            progress["done"] += 1
+            if progress["live"]:
+                print(f"\r\033[K  [{progress['done']}/{progress['total']}] {line}", end="", flush=True)
+            else:
+                print(f"  {line}", flush=True)
 
     to_run = []
     for tid in order:
@@ -305,6 +313,7 @@ def run(args, specs, order, setup):
                      data_dir=str(setup.data_dir),
                      solution_dir=str(setup.solution_dir) if setup.solution_dir else None,
                      cgroup=sandbox.group.join_files() if sandbox else [])
+    progress["total"] = len(to_run)
     runner = Runner(specs, base_cfg, args.timeout_scale, on_result, judge_cfg, sandbox)
     # the longest groups first, so that the parallel workers finish together
     ordered_groups = sorted(groups.values(), key=lambda ids: -sum(specs[t].timeout for t in ids))
@@ -326,6 +335,8 @@ def run(args, specs, order, setup):
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
     finally:  # whatever happened: no worker, and nothing a worker started, outlives this
+        if progress["live"] and progress["done"]:
+            print("\r\033[K", end="", flush=True)  # the progress line gives way to what follows
         if not finished:
             runner.stopped = True
         pool.shutdown(wait=finished, cancel_futures=not finished)

@@ -115,6 +115,19 @@ def test_prediction_files_that_fail(tmp_path, reference_src, data, solution, kin
             assert "has 9 lines but there are 10 questions" in out
 
 
+def test_a_suffix_one_character_short_is_named_with_the_truncation_it_looks_like(tmp_path, data):
+    """A suffix that stops one character before the end of the truncated text makes prefix + masked + suffix one
+    short: the truncation's test sees 3..96 and cannot tell that from a draw off by one, so its message names both
+    (it blamed the draw alone)."""
+    src = copy_src(tmp_path, append={"dataset.py": corruption().replace(
+        "doc[start + masked_len:] + {mask}".format(mask="self.MASK_CHAR"),
+        "doc[start + masked_len:max(start + masked_len, n - 1)] + self.MASK_CHAR")})
+    r = run_grader(src, "1e-0-basic", data=data)
+    out = r.tests["1e-0-basic"]["output"]
+    assert r.status("1e-0-basic") == "failed" and "ranged over 3.." in out, out
+    assert "the suffix runs from the end of the masked span to the end of the truncated text" in out, out
+
+
 def test_missing_prediction_files_name_the_target(tmp_path, reference_src, data, solution):
     """The message names the target that writes the file and the student's folder, never the copy of it that a
     grading as root makes in its sandbox; where the answers are absent, so does the pending test's note."""

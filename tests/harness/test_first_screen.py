@@ -38,3 +38,37 @@ def test_the_instructors_copy_says_what_it_graded_and_how_to_grade_a_student(tmp
     starter = run_grader(src, "1c", data=public_data)
     assert not any("instructor's copy" in line or "to grade a student" in line for line in header(starter))
     assert any(line.startswith("pending (1 tests") for line in header(starter))
+
+
+def test_on_a_terminal_progress_is_one_line_that_gives_way_to_the_summary(tmp_path, data):
+    """On a terminal the results as they come rewrite one line ("[2/3] 1c-2-basic passed"), erased before the
+    ordered summary: the screen a TA reads is the header and the summary.  Piped, as in a log, a line each."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    src = copy_src(tmp_path)
+    argv = [sys.executable, str(src / "grader.py"), "1c", "--data-dir", str(data)]
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=secondary, stderr=subprocess.DEVNULL,
+                            cwd=src)
+    os.close(secondary)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:  # the terminal's other end closed: the grader is done
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(primary)
+    assert proc.wait(timeout=300) == 0
+    screen = b"".join(chunks).decode("utf-8", "replace")
+    assert "[3/3] " in screen and "\r\033[K" in screen  # 1c-0-hidden waits for a reference: 3 run
+    lines = [line for line in screen.replace("\r\n", "\n").split("\n")]
+    # what stays on the screen: no line of its own for a result as it came, only the summary's rows
+    assert not [line for line in lines if line.startswith("  1c-") and "(" in line and "s)" in line], lines
+    piped = subprocess.run(argv, capture_output=True, text=True, cwd=src, timeout=300)
+    assert sum(1 for line in piped.stdout.splitlines() if line.startswith("  1c-")) == 3, piped.stdout

@@ -145,6 +145,8 @@ def test_empty_submission_runs_to_the_summary_and_earns_nothing(tmp_path, data, 
     for tid, piece in MISSING_PIECE.items():
         assert r.status(tid) == "failed", (tid, r.tests[tid]["output"])
         assert piece in r.tests[tid]["output"], (tid, r.tests[tid]["output"])
+    # the finetune test of part (g) needs the student's perceiver first: its message says which part is missing
+    assert "finetune was not reached" in r.tests["1g-0-basic"]["output"], r.tests["1g-0-basic"]["output"]
     for tid in (t for t, spec in grader.REGISTRY.items() if spec.extra_credit and POINTS[t]):
         assert r.status(tid) == "failed" and "not implemented" in r.tests[tid]["output"], tid
     assert "Traceback" not in r.stdout
