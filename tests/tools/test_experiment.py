@@ -55,6 +55,9 @@ def rehearsal(tmp_path_factory):
     assert proc.returncode == 130, first_log
     again = experiment("run", "--out", str(out), "--data-dir", str(data), *ARGS)
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    # a score short of the full one is said to be the rehearsal's (its flags named), not the kit's
+    assert "(a rehearsal: run.py's flags were changed (pretrain: --max_epochs 1; finetune: --max_epochs 30)" in \
+        again.stdout, again.stdout[-3000:]
     return data, out, json.loads(out.read_text(encoding="utf-8")), interrupted, checkpoint
 
 
