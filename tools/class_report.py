@@ -174,6 +174,17 @@ def write_csv(path, header, rows):
             w.writerows([as_text_cell(v) for v in row] for row in rows)
 
 
+def score_split(results):
+    """(coding points, coding maximum, extra credit, extra-credit maximum) of one grading's results.json, as the
+    grader's own summary keeps them apart; Gradescope's total is the two points together."""
+    split = {False: [0.0, 0.0], True: [0.0, 0.0]}  # extra credit? -> [points, maximum]
+    for t in results.get("tests", []):
+        cell = split["extra credit" in t.get("tags", [])]
+        cell[0] += t.get("score") or 0
+        cell[1] += t.get("max_score") or 0
+    return split[False][0], split[False][1], split[True][0], split[True][1]
+
+
 def grade_rows(records, test_ids, preds, answers):
     header = (["submission", "graded", "coding", "coding_max", "extra_credit", "extra_credit_max", "total"]
               + list(test_ids)
@@ -192,15 +203,7 @@ def grade_rows(records, test_ids, preds, answers):
                 points.append("pending")
             else:
                 points.append(f"{t['score']:g}")
-        # as the grader's own summary keeps them: the coding points of the coding maximum, the extra credit of its
-        # own maximum, and the total Gradescope shows (both)
-        split = {False: [0.0, 0.0], True: [0.0, 0.0]}  # extra credit? -> [points, maximum]
-        for t in res.get("tests", []):
-            cell = split["extra credit" in t.get("tags", [])]
-            cell[0] += t.get("score") or 0
-            cell[1] += t.get("max_score") or 0
-        sums = [f"{split[False][0]:g}", f"{split[False][1]:g}", f"{split[True][0]:g}", f"{split[True][1]:g}",
-                f"{res['score']:g}"] if rec.get("graded") else [""] * 5
+        sums = ([f"{v:g}" for v in score_split(res)] + [f"{res['score']:g}"]) if rec.get("graded") else [""] * 5
         if rec.get("graded"):
             totals.append(res["score"])
         acc_cells = []
@@ -229,6 +232,16 @@ def part_points(records, test_ids):
     return out
 
 
+def histogram_bins(values, points):
+    """The bin edges of a histogram: for points, one bin per whole point from 0 to the highest score, each centred
+    on its number (a part everyone scored 0 in is one bar at 0, not an axis of -0.4..0.4); for accuracies, twenty
+    bins over 0..1."""
+    if not points:
+        return [k / 20 for k in range(21)]
+    top = int(max(values, default=0)) + 1
+    return [k - 0.5 for k in range(top + 1)]
+
+
 def plot(path, totals, accs, parts=None):
     """Histograms of the totals, of each part's points and of each prediction file's accuracy, if matplotlib is
     installed."""
@@ -244,12 +257,17 @@ def plot(path, totals, accs, parts=None):
     cols = 2
     rows = (len(panels) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(10, 3 * rows), squeeze=False)
+    from matplotlib.ticker import MaxNLocator
+
     for ax, (title, values) in zip(axes.flat, panels):
         points = title.endswith("points")
-        ax.hist(values, bins=20, range=None if points else (0, 1))
+        ax.hist(values, bins=histogram_bins(values, points))
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("points" if points else "accuracy")
         ax.set_ylabel("submissions")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # whole submissions
+        if points:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # whole points
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     fig.tight_layout()
@@ -259,13 +277,13 @@ def plot(path, totals, accs, parts=None):
     return True
 
 
-def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=None, code_files=()):
+def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=None, code_files=(), facts=()):
     """Write grades.csv (out), grades.pairs.csv, grades.png, grades.similar.csv with grades.similar/ and
     report.html, and print what a person should look at: the problems of each submission and the pairs flagged
     as possible copying.  ordered: (name, cache record) of every submission in the CSV's order; preds: {name:
     submission_predictions(...)}; answers: load_answers(); code: {name: submission_code(...)} (None: no code
     comparison); boilerplate: code_similarity.boilerplate_code(...); code_files: the seven files, one score column
-    each."""
+    each; facts: (label, value) of the run, shown at the top of the page."""
     header, rows, totals, accs = grade_rows(ordered, test_ids, preds, answers)
     write_csv(out, header, rows)
     print(f"wrote {out} ({len(rows)} rows; {sum(1 for _, r in ordered if r.get('graded'))} graded)")
@@ -295,7 +313,7 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
 
     page = out.with_name("report.html")
     with private_path(page) as tmp:
-        Path(tmp).write_text(report_page(out, ordered, pairs, code_pairs, png), encoding="utf-8",
+        Path(tmp).write_text(report_page(out, ordered, pairs, code_pairs, png, test_ids, facts), encoding="utf-8",
                              errors="backslashreplace")
     print(f"wrote {page}: open it in a browser")
 
@@ -350,10 +368,18 @@ table {{ border-collapse: collapse; margin: .5em 0 1.5em; }}
 th, td {{ border: 1px solid #ccc; padding: .2em .6em; text-align: left; font-size: 14px; }}
 th {{ background: #eee; }}
 img {{ max-width: 100%; }}
+table.sortable th {{ cursor: pointer; }}
 </style></head><body>
 <h1>Class report: {title}</h1>
 <p>{summary}</p>
-<h2>Scores</h2>
+<ul>{facts}</ul>
+<h2>Roster</h2>
+{roster}
+<h2>Per part and per test</h2>
+<p>Over the graded submissions. "all points": the share that earned every point of the part, or passed the
+test.</p>
+{stats}
+<h2>Score distributions</h2>
 {histograms}
 <h2>Possible copying: code</h2>
 {code}
@@ -362,17 +388,120 @@ img {{ max-width: 100%; }}
 {predictions}
 <h2>Not graded</h2>
 {ungraded}
+<script>
+// a click on a roster column's name sorts its rows by that column (numbers as numbers), again the other way
+document.querySelectorAll("table.sortable th").forEach(function (th, column) {{
+  th.addEventListener("click", function () {{
+    var table = th.closest("table"), rows = Array.from(table.querySelectorAll("tr")).slice(1);
+    var up = th.dataset.order !== "up";
+    th.dataset.order = up ? "up" : "down";
+    function key(row) {{
+      var cell = row.children[column], text = cell.dataset.sort !== undefined ? cell.dataset.sort : cell.textContent;
+      var n = parseFloat(text);
+      return isNaN(n) ? [1, text.toLowerCase()] : [0, n];
+    }}
+    rows.sort(function (a, b) {{
+      var x = key(a), y = key(b);
+      var order = x[0] - y[0] || (x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0);
+      return up ? order : -order;
+    }});
+    rows.forEach(function (row) {{ row.parentNode.appendChild(row); }});  // within the table's body
+  }});
+}});
+</script>
 </body></html>
 """
 
 
-def report_page(out, ordered, pred_pairs, code_pairs, png):
-    """report.html: the histograms (grades.png, inlined), the flagged pairs (code, with links to their pages;
-    prediction files) and the submissions that were not graded, with the reason."""
+def roster(ordered, test_ids, pred_pairs, code_pairs):
+    """The rows of the page's roster: per submission, its coding points, extra credit and total, each part's points,
+    what it is flagged with (the other side of each flagged pair) and its problems."""
+    parts = sorted({tid.split("-")[0] for tid in test_ids})
+    flags = {}
+    for a, b, *_ in pred_pairs:
+        flags.setdefault(a, set()).add(f"predictions ~ {b}")
+        flags.setdefault(b, set()).add(f"predictions ~ {a}")
+    for p, _ in code_pairs or []:
+        flags.setdefault(p.a, set()).add(f"code ~ {p.b} ({p.score:.0%})")
+        flags.setdefault(p.b, set()).add(f"code ~ {p.a} ({p.score:.0%})")
+    rows = []
+    for name, rec in ordered:
+        res = rec.get("results") or {}
+        by_id = {t.get("number"): t for t in res.get("tests", [])}
+        row = {"name": name, "graded": bool(rec.get("graded")), "flags": sorted(flags.get(name, ())),
+               "problems": rec.get("problems", []), "parts": {}}
+        if row["graded"]:
+            row["coding"], row["coding_max"], row["extra"], row["extra_max"] = score_split(res)
+            row["total"] = res.get("score", 0)
+            for part in parts:
+                row["parts"][part] = sum(by_id[t].get("score") or 0 for t in test_ids
+                                         if t.split("-")[0] == part and t in by_id)
+        rows.append(row)
+    return parts, rows
+
+
+def statistics_rows(ordered, test_ids):
+    """Per part and per test over the graded submissions: maximum points, mean, median, standard deviation,
+    highest score, and the share that passed (a test) or earned every point (a part)."""
+    import statistics
+
+    graded = [(rec.get("results") or {}) for _, rec in ordered if rec.get("graded")]
+    by_test = [{t.get("number"): t for t in res.get("tests", [])} for res in graded]
+    groups = [(part, [t for t in test_ids if t.split("-")[0] == part])
+              for part in sorted({t.split("-")[0] for t in test_ids})]
+    groups += [(tid, [tid]) for tid in test_ids]
+    rows = []
+    for label, ids in groups:
+        scores, full, maximum = [], 0, None
+        for tests in by_test:
+            present = [tests[t] for t in ids if t in tests]
+            if not present:
+                continue
+            got = sum(t.get("score") or 0 for t in present)
+            top = sum(t.get("max_score") or 0 for t in present)
+            maximum = top if maximum is None else max(maximum, top)
+            scores.append(got)
+            full += all(t.get("extra_data", {}).get("status") in ("passed", "info") for t in present)
+        if not scores:
+            continue
+        rows.append([label, f"{maximum:g}", f"{statistics.mean(scores):.2f}", f"{statistics.median(scores):g}",
+                     f"{statistics.pstdev(scores):.2f}", f"{max(scores):g}", f"{full / len(scores):.0%}"])
+    return rows
+
+
+def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=()):
+    """report.html: the run's facts, a sortable roster (each submission's points, parts, flags and problems),
+    statistics per part and per test, the histograms (grades.png, inlined), the flagged pairs (code, with links to
+    their pages; prediction files) and the submissions that were not graded, with the reason."""
     e = html.escape
     graded = sum(1 for _, r in ordered if r.get("graded"))
     summary = (f"{len(ordered)} submissions, {graded} graded.  The grades are in {e(out.name)}; this page and the "
                "files beside it hold students' grades and code: keep them to the course's staff.")
+    fact_list = "".join(f"<li>{e(k)}: {e(str(v))}</li>" for k, v in facts)
+    parts, people = roster(ordered, test_ids, pred_pairs, code_pairs)
+
+    def number(value):  # a cell that sorts as a number; empty where the submission was not graded
+        return "<td></td>" if value is None else f'<td data-sort="{value:g}">{value:g}</td>'
+
+    roster_rows = []
+    for row in people:
+        cells = [f"<td>{e(row['name'])}</td>"]
+        if row["graded"]:
+            cells += [number(row["coding"]), number(row["extra"]), number(row["total"])]
+            cells += [number(row["parts"].get(part, 0)) for part in parts]
+        else:
+            cells += ['<td data-sort="-1">not graded</td>'] + ['<td data-sort="-1"></td>'] * (2 + len(parts))
+        cells += [f"<td>{'<br>'.join(e(f) for f in row['flags'])}</td>",
+                  f"<td>{e('; '.join(row['problems']))}</td>"]
+        roster_rows.append("<tr>" + "".join(cells) + "</tr>")
+    first = next((r for r in people if r["graded"]), None)
+    maxima = (f" (coding of {first['coding_max']:g}, extra credit of {first['extra_max']:g})" if first else "")
+    head = "".join(f"<th>{e(h)}</th>" for h in ["submission", "coding", "extra credit", "total",
+                                                 *[f"part {p}" for p in parts], "flags", "problems"])
+    roster_table = (f'<p>Click a column\'s name to sort by it{maxima}.</p><table class="sortable"><tr>{head}</tr>'
+                    + "".join(roster_rows) + "</table>") if people else "<p>None.</p>"
+    stats = table(["part or test", "max", "mean", "median", "sd", "highest", "all points"],
+                  [[e(c) for c in r] for r in statistics_rows(ordered, test_ids)])
     histograms = ("<p>No histogram (matplotlib is not installed).</p>" if png is None else
                   f'<img alt="histograms of the total, each part\'s points and each prediction file\'s accuracy" '
                   f'src="data:image/png;base64,{base64.b64encode(Path(png).read_bytes()).decode()}">')
@@ -394,5 +523,5 @@ def report_page(out, ordered, pred_pairs, code_pairs, png):
                         [[e(a), e(b), "<br>".join(files)] for (a, b), files in sorted(by_pair.items())])
     ungraded = table(["submission", "why"], [[e(name), e("; ".join(rec.get("problems", [])) or "not graded")]
                                              for name, rec in ordered if not rec.get("graded")])
-    return REPORT.format(title=e(out.stem), summary=summary, histograms=histograms, code=code,
-                         predictions=predictions, ungraded=ungraded, same=SIMILAR)
+    return REPORT.format(title=e(out.stem), summary=summary, facts=fact_list, roster=roster_table, stats=stats,
+                         histograms=histograms, code=code, predictions=predictions, ungraded=ungraded, same=SIMILAR)

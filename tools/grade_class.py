@@ -325,6 +325,17 @@ def list_tests(grader_dir, tests):
     return [t["id"] for t in listed], sum(t["timeout"] for t in listed)
 
 
+def kit_version():
+    """The kit's commit that graded (git describe of this checkout; "-dirty" with changes not committed), or why
+    there is none."""
+    try:
+        r = subprocess.run(["git", "-C", str(SRC.parent), "describe", "--always", "--dirty"], capture_output=True,
+                           text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown (git is not installed)"
+    return r.stdout.strip() if r.returncode == 0 and r.stdout.strip() else "unknown (not a git checkout)"
+
+
 def main(argv=None):
     for stream in (sys.stdout, sys.stderr):  # a name from a submission never stops a print (surrogates)
         if hasattr(stream, "reconfigure"):
@@ -449,8 +460,12 @@ def run(args):
     preds = {name: submission_predictions(path, deliverable_names()) for name, path in subs}
     seven = student_code_files()
     code = {name: submission_code(path, deliverable_names(), seven) for name, path in subs}
+    facts = [("data", f"{data_dir}; accuracy thresholds: {data.describe()}"),
+             ("graded", time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())),
+             ("kit", kit_version()),
+             ("tests", f"{len(test_ids)}: " + (" ".join(args.tests) if args.tests else "all of grader.py's"))]
     write_report(out, [(n, records[n]) for n in names], test_ids, preds, answers, code=code,
-                 boilerplate=boilerplate, code_files=seven)
+                 boilerplate=boilerplate, code_files=seven, facts=facts)
     return 0
 
 

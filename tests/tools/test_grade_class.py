@@ -218,6 +218,138 @@ def test_a_submissions_own_name_is_text_in_grades_csv_and_harmless_on_the_termin
     assert "\\x1b]0;owned\\x07\\x1b[2Jcarol\\rdone: cannot read the submission" in printed
 
 
+def gradescope_results(scores):
+    """A results.json as the grader writes it, of {test id: (score, max, status)}; 3x tests are extra credit."""
+    tests = [{"number": tid, "score": got, "max_score": top, "extra_data": {"status": status},
+              **({"tags": ["extra credit"]} if tid.startswith("3") else {})}
+             for tid, (got, top, status) in scores.items()]
+    return {"score": sum(t["score"] for t in tests), "tests": tests}
+
+
+class Tables(__import__("html.parser").parser.HTMLParser):
+    """The tables of a page: [[header cells], [row cells], ...] each, with each table's class."""
+
+    def __init__(self, page):
+        super().__init__()
+        self.tables, self.classes, self.keys, self.cell = [], [], [], None
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+            self.keys.append([])  # each cell's data-sort, where it has one
+            self.classes.append(dict(attrs).get("class"))
+        elif tag == "tr":
+            self.tables[-1].append([])
+            self.keys[-1].append([])
+        elif tag in ("td", "th"):
+            self.cell, self.key = "", dict(attrs).get("data-sort")
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self.tables[-1][-1].append(self.cell.strip())
+            self.keys[-1][-1].append(self.key)
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+
+
+def test_the_report_page_opens_on_a_sortable_roster_with_statistics_and_the_runs_facts(tmp_path):
+    """What an instructor grades from: the run's facts (data set and row, date, kit, tests), a roster that sorts by
+    any column (coding points, extra credit, total, each part, flags, problems), and per part and per test the
+    maximum, mean, median, deviation, highest score and the share with every point."""
+    ordered = [
+        ("alice", {"graded": True, "problems": [],
+                   "results": gradescope_results({"1c-3-basic": (1, 1, "passed"), "1e-0-basic": (2, 2, "passed"),
+                                                  "3a-0-basic": (2, 2, "passed")})}),
+        ("bob", {"graded": True, "problems": ["missing: model.py"],
+                 "results": gradescope_results({"1c-3-basic": (0, 1, "failed"), "1e-0-basic": (2, 2, "passed"),
+                                                "3a-0-basic": (0, 2, "failed")})}),
+        ("carol", {"graded": False, "problems": ["cannot read the submission"]}),
+    ]
+    out = tmp_path / "grades.csv"
+    class_report.write_report(out, ordered, ["1c-3-basic", "1e-0-basic", "3a-0-basic"], {}, {},
+                              facts=[("data", "/data; accuracy thresholds: 'course'"), ("kit", "abc1234")])
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "<li>kit: abc1234</li>" in page and "accuracy thresholds: &#x27;course&#x27;" in page
+    tables = Tables(page)
+    roster = tables.tables[tables.classes.index("sortable")]
+    assert roster[0] == ["submission", "coding", "extra credit", "total", "part 1c", "part 1e", "part 3a", "flags",
+                         "problems"]
+    rows = {r[0]: r for r in roster[1:]}
+    assert rows["alice"][1:7] == ["3", "2", "5", "1", "2", "2"]
+    assert rows["bob"][1:4] == ["2", "0", "2"] and rows["bob"][-1] == "missing: model.py"
+    assert rows["carol"][1] == "not graded" and len(rows["carol"]) == len(roster[0])
+    assert 'th.addEventListener("click"' in page  # the roster sorts by the column clicked
+    stats = next(t for t in tables.tables if t and t[0][:3] == ["part or test", "max", "mean"])
+    by = {r[0]: r for r in stats[1:]}
+    assert by["1c"] == ["1c", "1", "0.50", "0.5", "0.50", "1", "50%"]
+    assert by["1e-0-basic"][-1] == "100%" and by["3a"][1] == "2"
+
+
+# A page's script run on a table of plain objects standing in for the browser's: the roster's rows and cells as
+# the page lays them out, a header's click, and the rows' order afterwards, printed as JSON.
+FAKE_DOM = """
+const cells = %s;
+function cell(text, sort) { return {textContent: text, dataset: sort === null ? {} : {sort: sort}}; }
+const body = {rows: [], appendChild(row) { this.rows.splice(this.rows.indexOf(row), 1); this.rows.push(row); }};
+const header = {children: cells[0].map(h => ({})), parentNode: body};
+body.rows.push(header);
+for (const r of cells.slice(1)) body.rows.push({children: r.map(c => cell(c[0], c[1])), parentNode: body});
+const table = {querySelectorAll: () => body.rows.slice()};
+const handlers = [];
+const ths = cells[0].map((h, i) => ({dataset: {}, closest: () => table,
+                                     addEventListener: (e, f) => { handlers[i] = f; }}));
+const document = {querySelectorAll: () => ths};
+%s
+const clicks = %s;
+const seen = [];
+for (const column of clicks) { handlers[column](); seen.push(body.rows.slice(1).map(r => r.children[0].textContent)); }
+console.log(JSON.stringify(seen));
+"""
+
+
+def test_a_click_on_a_roster_column_sorts_by_it_numbers_as_numbers(tmp_path):
+    """The roster's script, run by node where it is installed: a click on "total" sorts 10 after 9 (as numbers,
+    not text), a second click the other way, the ungraded submission (-1) first ascending; a click on the name
+    sorts by text."""
+    import shutil as _shutil
+
+    node = _shutil.which("node") or _shutil.which("nodejs")
+    if node is None:
+        pytest.skip("node is not installed: the page's script is not run here")
+    ordered = [(name, {"graded": True, "problems": [],
+                       "results": gradescope_results({"1c-3-basic": (points, 10, "failed")})})
+               for name, points in (("bob", 9), ("alice", 10), ("dave", 2))] + [("carol", {"graded": False})]
+    out = tmp_path / "grades.csv"
+    class_report.write_report(out, ordered, ["1c-3-basic"], {}, {})
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    script = page[page.index("<script>") + len("<script>"):page.index("</script>")]
+    tables = Tables(page)
+    k = tables.classes.index("sortable")
+    rows, keys = tables.tables[k], tables.keys[k]
+    cells = [rows[0]] + [[[text, key] for text, key in zip(row, row_keys)] for row, row_keys in zip(rows[1:], keys[1:])]
+    program = FAKE_DOM % (json.dumps(cells), script, json.dumps([3, 3, 0]))
+    (tmp_path / "sort.js").write_text(program, encoding="utf-8")
+    r = subprocess.run([node, str(tmp_path / "sort.js")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    by_total, backwards, by_name = json.loads(r.stdout)
+    assert by_total == ["carol", "dave", "bob", "alice"]
+    assert backwards == ["alice", "bob", "dave", "carol"]
+    assert by_name == ["alice", "bob", "carol", "dave"]
+
+
+def test_histograms_of_points_have_a_bin_per_whole_point():
+    """A bar per whole point, centred on it: a part everyone scored 0 in is one bar at 0 (its axis ran -0.4..0.4,
+    with ticks at a quarter point and half a submission); accuracies in twentieths of 0..1."""
+    assert class_report.histogram_bins([0, 0, 0], True) == [-0.5, 0.5]
+    assert class_report.histogram_bins([0, 3, 2.5], True) == [-0.5, 0.5, 1.5, 2.5, 3.5]
+    bins = class_report.histogram_bins([0.1], False)
+    assert len(bins) == 21 and bins[0] == 0 and bins[-1] == 1
+
+
 def test_nearly_identical_means_at_least_98_percent_of_lines():
     rng = random.Random(0)
     base = [rng.choice(PLACES) for _ in range(100)]
