@@ -35,8 +35,8 @@ from checks.replay import check_answers, observe_answers
 from checks.training import (WORKERS, check_finetune, check_pretrain, check_train, check_vanilla_model,
                              observe_finetune, observe_pretrain, observe_train, observe_vanilla_model)
 from graderUtil import (  # noqa: F401  (PENDING_MESSAGE .. select_thresholds: for the instructor's test suite)
-    PENDING_MESSAGE, REGISTRY, Fail, grader_test, judge_only, load_points, main, normalized_sha256, seed_everything,
-    select_thresholds)
+    PENDING_MESSAGE, REGISTRY, Fail, grader_test, judge_only, load_points, main, normalized_sha256,
+    seed_everything, select_thresholds)
 from kit import course  # the course's facts: model size, targets, deliverables
 
 # The student's files, and the student files each one imports (the harness imports those first, so that a

@@ -13,5 +13,6 @@ from grading.sandbox import reclaim
 from grading.users import WORKER_UIDS, privileged, readable_by
 
 __all__ = ["Fail", "Mismatch", "PENDING_MESSAGE", "REGISTRY", "WORKER_UIDS", "call", "configure", "describe_row",
-           "grader_test", "grading_paths", "identity_key", "judge_only", "load_points", "main", "normalized_sha256", "privileged",
-           "readable_by", "reclaim", "recognising_row", "remove_folder", "seed_everything", "select_thresholds"]
+           "grader_test", "grading_paths", "identity_key", "judge_only", "load_points", "main", "normalized_sha256",
+           "privileged", "readable_by", "reclaim", "recognising_row", "remove_folder", "seed_everything",
+           "select_thresholds"]

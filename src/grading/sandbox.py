@@ -172,16 +172,23 @@ class Sandbox:
 COPY_DEPTH = 8
 
 
-def copy_plain(src, dst):
-    """Copy the regular files under src to dst (symbolic links and special files are left out, never followed;
-    folders to COPY_DEPTH), as root-owned files every user may read and nobody
-    but root may change.  Iterative, on open folders: no tree can make it recurse or build too long a path."""
+def _start_copy(src, dst):
+    """(dst, made a folder every user may read, and src opened as a folder), or (dst, None) where src is no folder."""
     dst = Path(dst)
     dst.mkdir(mode=0o755)
     os.chmod(dst, 0o755)
     try:
-        top = os.open(src, FOLDER_FLAGS)
+        return dst, os.open(src, FOLDER_FLAGS)
     except OSError:
+        return dst, None
+
+
+def copy_plain(src, dst):
+    """Copy the regular files under src to dst (symbolic links and special files are left out, never followed;
+    folders to COPY_DEPTH), as root-owned files every user may read and nobody
+    but root may change.  Iterative, on open folders: no tree can make it recurse or build too long a path."""
+    dst, top = _start_copy(src, dst)
+    if top is None:
         return dst  # not a folder (a missing submission folder: its tests say what is missing)
 
     def visit(fd, out, level):  # copy the folder's files, and list the folders to copy below it
@@ -212,12 +219,8 @@ def copy_plain(src, dst):
 def copy_named(src, dst, names):
     """Copy the regular files of the folder src called `names` (plain names, none with a separator) to dst, as
     copy_plain copies a file; a name that is missing, a link or not a regular file is left out."""
-    dst = Path(dst)
-    dst.mkdir(mode=0o755)
-    os.chmod(dst, 0o755)
-    try:
-        top = os.open(src, FOLDER_FLAGS)
-    except OSError:
+    dst, top = _start_copy(src, dst)
+    if top is None:
         return dst  # not a folder: the tests that read the data say what is missing
     try:
         for name in names:
