@@ -18,6 +18,7 @@ import csv
 import html
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import srcpath
 from srcpath import SRC
@@ -31,7 +32,9 @@ from kit import upload  # noqa: E402  (which files of an upload are graded: the 
 # out (present only where submissions are graded)
 from grader import GOLD_FILES  # noqa: E402
 
-SIMILAR = 0.98  # fraction of identical lines above which two prediction files are flagged
+SIMILAR = 0.98  # fraction of the informative lines (similar_pairs) on which two prediction files agree: flagged
+MIN_EVIDENCE = 10  # informative lines a pair must have before its agreement is read as anything
+CROWD = 10  # files of one length from which on: an answer most of them give on a line is no evidence
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -98,10 +101,32 @@ def accuracy(lines, answers):
     return sum(p == a for p, a in zip(lines, answers)) / len(answers)
 
 
+class PredictionPair(NamedTuple):
+    """Two submissions' prediction files of one name that agree on most of their informative lines."""
+    a: str
+    b: str
+    file: str
+    lines: int
+    informative: int  # lines where the two are not both blank, nor both the class's most common answer
+    same: int  # informative lines on which they give the same answer
+    fraction: float  # same / informative
+    same_wrong: object  # of those, the answers that are wrong ("" where the answers are absent)
+    distinct_a: int  # distinct non-blank answers in each file: a file of one answer repeated has 1
+    distinct_b: int
+
+
+PAIR_COLUMNS = ["submission_a", "submission_b", "file", "lines", "informative_lines", "same_lines", "fraction_same",
+                "same_wrong_answers", "distinct_answers_a", "distinct_answers_b"]
+
+
 def similar_pairs(preds_by_name, answers, threshold=SIMILAR):
-    """Rows (a, b, file, lines, same, fraction, same_wrong) for every pair of submissions and prediction file
-    whose lines agree on at least `threshold` of them. Vectorised per file: each distinct line gets an
-    integer id, so a class of hundreds is a few numpy comparisons, not a Python loop over line pairs."""
+    """A PredictionPair for every pair of submissions and prediction file of equal length whose informative lines
+    agree on at least `threshold` of them, MIN_EVIDENCE lines or more.  What two files share is evidence only
+    where it could tell a copy from two runs: a line both leave blank is not, nor one where both give the answer
+    most of the class's files give (in a class of CROWD files or more): two files of empty lines, or of the
+    baseline's answer on every line, agree on everything and show nothing.  Vectorised per file: each distinct
+    line gets an integer id, so a class of hundreds is a few numpy comparisons, not a Python loop over line
+    pairs."""
     import numpy as np
 
     rows = []
@@ -115,20 +140,31 @@ def similar_pairs(preds_by_name, answers, threshold=SIMILAR):
             if len(group) < 2:
                 continue
             ids = {}
-            mat = np.array([[ids.setdefault(line, len(ids)) for line in lines] for _, lines in group])
+            mat = np.array([[ids.setdefault(line.strip(), len(ids)) for line in lines] for _, lines in group])
+            blank = mat == ids.get("", -1)
+            common = np.full(length, -1)  # the answer more than half of the files give on each line, if any
+            if len(group) >= CROWD:
+                for j in range(length):
+                    counts = np.bincount(mat[:, j])
+                    if counts.max() * 2 > len(group):
+                        common[j] = counts.argmax()
+            usual = blank | (mat == common)  # per file and line: no evidence when both files of a pair have it
             wrong = None
             if gold is not None and len(gold) == length:
-                g = np.array([ids.get(a, -1) for a in gold])
-                wrong = mat != g
+                wrong = mat != np.array([ids.get(a.strip(), -2) for a in gold])
+            distinct = [len({line.strip() for line in lines} - {""}) for _, lines in group]
             for i in range(len(group) - 1):
-                same = mat[i] == mat[i + 1:]
-                frac = same.mean(axis=1)
-                for k in np.nonzero(frac >= threshold)[0]:
+                informative = ~(usual[i] & usual[i + 1:])
+                same = (mat[i] == mat[i + 1:]) & informative
+                counted, agreed = informative.sum(axis=1), same.sum(axis=1)
+                frac = agreed / np.maximum(counted, 1)
+                for k in np.nonzero((counted >= MIN_EVIDENCE) & (frac >= threshold))[0]:
                     j = i + 1 + int(k)
                     same_wrong = int((same[k] & wrong[i]).sum()) if wrong is not None else ""
-                    rows.append((group[i][0], group[j][0], fname, length, int(same[k].sum()),
-                                 round(float(frac[k]), 4), same_wrong))
-    rows.sort(key=lambda r: (r[0], r[1], PREDICTION_FILES.index(r[2])))
+                    rows.append(PredictionPair(group[i][0], group[j][0], fname, length, int(counted[k]),
+                                               int(agreed[k]), round(float(frac[k]), 4), same_wrong, distinct[i],
+                                               distinct[j]))
+    rows.sort(key=lambda r: (r.a, r.b, PREDICTION_FILES.index(r.file)))
     return rows
 
 
@@ -293,13 +329,12 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
 
     pairs = similar_pairs(preds, answers)
     pairs_path = out.with_name(out.stem + ".pairs.csv")
-    write_csv(pairs_path, ["submission_a", "submission_b", "file", "lines", "same_lines", "fraction_same",
-                           "same_wrong_answers"], pairs)
-    flagged = sorted({(a, b) for a, b, *_ in pairs})
-    print(f"possible copying (prediction files >= {SIMILAR:.0%} identical): {len(flagged)} pair(s); "
-          f"details in {pairs_path}")
+    write_csv(pairs_path, PAIR_COLUMNS, pairs)
+    flagged = sorted({(r.a, r.b) for r in pairs})
+    print(f"possible copying (prediction files >= {SIMILAR:.0%} identical on their informative lines): "
+          f"{len(flagged)} pair(s); details in {pairs_path}")
     for a, b in flagged:
-        files = [f"{r[2]} {r[5]:.1%}" for r in pairs if (r[0], r[1]) == (a, b)]
+        files = [f"{r.file} {r.fraction:.1%}" for r in pairs if (r.a, r.b) == (a, b)]
         print(shown(f"  {a} ~ {b}: {', '.join(files)}"))
 
     code_pairs = None if code is None else write_code_pairs(out, code, boilerplate, code_files)
@@ -384,7 +419,8 @@ test.</p>
 <h2>Possible copying: code</h2>
 {code}
 <h2>Possible copying: prediction files</h2>
-<p>Pairs whose prediction files agree on at least {same:.0%} of their lines, wrong answers included.</p>
+<p>Pairs whose prediction files agree on at least {same:.0%} of their informative lines: a line both leave blank,
+or on which both give the answer most of the class gives, shows nothing and is left out.</p>
 {predictions}
 <h2>Not graded</h2>
 {ungraded}
@@ -418,9 +454,9 @@ def roster(ordered, test_ids, pred_pairs, code_pairs):
     what it is flagged with (the other side of each flagged pair) and its problems."""
     parts = sorted({tid.split("-")[0] for tid in test_ids})
     flags = {}
-    for a, b, *_ in pred_pairs:
-        flags.setdefault(a, set()).add(f"predictions ~ {b}")
-        flags.setdefault(b, set()).add(f"predictions ~ {a}")
+    for r in pred_pairs:
+        flags.setdefault(r.a, set()).add(f"predictions ~ {r.b}")
+        flags.setdefault(r.b, set()).add(f"predictions ~ {r.a}")
     for p, _ in code_pairs or []:
         flags.setdefault(p.a, set()).add(f"code ~ {p.b} ({p.score:.0%})")
         flags.setdefault(p.b, set()).add(f"code ~ {p.a} ({p.score:.0%})")
@@ -517,9 +553,12 @@ def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=()
                       [[e(p.a), e(p.b), f"{p.score:.0%}", e(p.most_similar_file),
                         f'<a href="{e(rel)}">side by side</a>'] for p, rel in code_pairs])
     by_pair = {}
-    for a, b, fname, _, _, frac, _ in pred_pairs:
-        by_pair.setdefault((a, b), []).append(f"{e(fname)} {frac:.1%}")
-    predictions = table(["submission", "submission", "files identical"],
+    for r in pred_pairs:
+        by_pair.setdefault((r.a, r.b), []).append(
+            f"{e(r.file)}: {r.fraction:.1%} of {r.informative} informative lines the same"
+            + (f", {r.same_wrong} of them wrong in both" if r.same_wrong != "" else "")
+            + f"; distinct answers {r.distinct_a} and {r.distinct_b}")
+    predictions = table(["submission", "submission", "files"],
                         [[e(a), e(b), "<br>".join(files)] for (a, b), files in sorted(by_pair.items())])
     ungraded = table(["submission", "why"], [[e(name), e("; ".join(rec.get("problems", [])) or "not graded")]
                                              for name, rec in ordered if not rec.get("graded")])

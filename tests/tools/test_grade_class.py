@@ -363,7 +363,39 @@ def test_nearly_identical_means_at_least_98_percent_of_lines():
              "d": {"vanilla.pretrain.dev.predictions": base[:99]}}    # other length: never compared
     pairs = class_report.similar_pairs(preds, {})
     assert {(p[0], p[1]) for p in pairs} == {("a", "b"), ("b", "c")}
-    assert [p[5] for p in pairs] == [0.98, 0.99]
+    assert [p.fraction for p in pairs] == [0.98, 0.99]
+    assert [(p.informative, p.same) for p in pairs] == [(100, 98), (100, 99)]  # no blank, no crowd: every line
+
+
+def test_blank_lines_and_the_crowds_answers_are_no_evidence_of_copying():
+    """Two files of empty lines, or of the answer most of the class gives on each line, agree on every line and show
+    nothing: such lines are left out (both blank; both the answer of more than half of a class of CROWD files or
+    more), and a pair is judged on what is left, MIN_EVIDENCE lines at least.  A copy's rare answers in common are
+    what flags it; the rows say how many of them are wrong and how many distinct answers each file gives."""
+    rng = random.Random(1)
+    places = [f"Town {k}" for k in range(300)]  # so many that no place is more than half of a line's answers by chance
+    gold = [rng.choice(places) for _ in range(100)]
+    own = {f"s{k}": [rng.choice(places) for _ in range(100)] for k in range(12)}  # independent runs
+    crowd = "Springfield"  # the weak models' one answer, which no independent run here draws otherwise
+    for k in range(7):  # with the two below, more than half of the class's 17 files answer it on 60 questions
+        own[f"s{k}"][:60] = [crowd] * 60
+    own["copy"] = list(own["s7"])
+    own["copy"][0] = "Nowhere"  # a copy that changed one answer
+    own["blank1"], own["blank2"] = [""] * 100, [""] * 100
+    own["crowd1"], own["crowd2"] = [crowd] * 60 + own["s8"][60:], [crowd] * 60 + own["s9"][60:]
+    fname = "vanilla.pretrain.dev.predictions"
+    pairs = class_report.similar_pairs({n: {fname: lines} for n, lines in own.items()}, {fname: gold})
+    assert [{p.a, p.b} for p in pairs] == [{"copy", "s7"}], pairs  # not the crowd's pairs, not the blanks
+    (p,) = pairs
+    assert p.informative == 100 and p.same == 99 and p.fraction == 0.99  # s7 and its copy are not the crowd
+    assert p.same_wrong == sum(a != g for a, g in zip(own["s7"][1:], gold[1:]))
+    distinct = {p.a: p.distinct_a, p.b: p.distinct_b}
+    assert distinct == {"copy": len(set(own["copy"])), "s7": len(set(own["s7"]))}
+    # the crowd's files agree on all 60 of its lines, but on the other 40 they differ: no pair
+    assert not [q for q in pairs if {q.a, q.b} <= {"s0", "s1", "crowd1"}]
+    # in a class too small to have a crowd, only the blanks are left out: two files of empty lines never pair
+    small = {n: {fname: own[n]} for n in ("blank1", "blank2", "s1")}
+    assert class_report.similar_pairs(small, {fname: gold}) == []
 
 
 @pytest.mark.parametrize("layout", ["flat", "src/submission/", "one_folder/", "one_folder/submission/"])
