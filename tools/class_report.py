@@ -337,7 +337,7 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
         files = [f"{r.file} {r.fraction:.1%}" for r in pairs if (r.a, r.b) == (a, b)]
         print(shown(f"  {a} ~ {b}: {', '.join(files)}"))
 
-    code_pairs = None if code is None else write_code_pairs(out, code, boilerplate, code_files)
+    code_pairs, ranked = (None, None) if code is None else write_code_pairs(out, code, boilerplate, code_files)
 
     png = out.with_suffix(".png")
     if plot(png, totals, accs, part_points(ordered, test_ids)):
@@ -348,8 +348,8 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
 
     page = out.with_name("report.html")
     with private_path(page) as tmp:
-        Path(tmp).write_text(report_page(out, ordered, pairs, code_pairs, png, test_ids, facts), encoding="utf-8",
-                             errors="backslashreplace")
+        Path(tmp).write_text(report_page(out, ordered, pairs, code_pairs, png, test_ids, facts, ranked),
+                             encoding="utf-8", errors="backslashreplace")
     print(f"wrote {page}: open it in a browser")
 
 
@@ -359,10 +359,12 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
 
 def write_code_pairs(out, code, boilerplate, code_files):
     """Compare the class's code, write grades.similar.csv and one side-by-side page per flagged pair in
-    grades.similar/; returns [(pair, the page's path relative to out's folder)] of the flagged pairs."""
+    grades.similar/; returns [(pair, the page's path relative to out's folder)] of the flagged pairs, and every
+    pair compared, the highest score first."""
     import code_similarity  # copydetect: tools/requirements.txt
 
     pairs, bodies = code_similarity.all_pairs(code, boilerplate)
+    ranked = sorted(pairs, key=lambda p: (-p.score, p.a, p.b))
     flagged = code_similarity.flagged(pairs)
     folder = out.with_name(out.stem + ".similar")
     folder.mkdir(mode=0o700, exist_ok=True)
@@ -386,7 +388,37 @@ def write_code_pairs(out, code, boilerplate, code_files):
           f"pair(s); details in {path}, side by side in {folder}/")
     for p, rel in pages:
         print(shown(f"  {p.a} ~ {p.b}: {p.score:.0%}, most in {p.most_similar_file}"))
-    return pages
+    return pages, ranked
+
+
+RANKED_SHOWN = 40  # pairs of the ranked list on the page (grades.similar.csv's flagged pairs are all there)
+
+
+def score_histogram(scores, cut):
+    """A PNG (bytes) of the histogram of every pair's code score, the cut marked, or None without matplotlib: where
+    the flagged pairs stand against the class's, and the near misses below the cut."""
+    try:
+        import io
+
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.ticker import MaxNLocator
+    except ImportError:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 2.6))
+    ax.hist(scores, bins=[k / 40 for k in range(41)])
+    ax.axvline(cut, color="red", linestyle="--", label=f"flagged from {cut:.0%}")
+    ax.set_xlabel("score: the share of a submission's own code that matches the other's")
+    ax.set_ylabel("pairs")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
 
 
 def table(header, rows):
@@ -505,7 +537,7 @@ def statistics_rows(ordered, test_ids):
     return rows
 
 
-def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=()):
+def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=(), ranked=None):
     """report.html: the run's facts, a sortable roster (each submission's points, parts, flags and problems),
     statistics per part and per test, the histograms (grades.png, inlined), the flagged pairs (code, with links to
     their pages; prediction files) and the submissions that were not graded, with the reason."""
@@ -552,6 +584,19 @@ def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=()
         code += table(["submission", "submission", "score", "most similar file", ""],
                       [[e(p.a), e(p.b), f"{p.score:.0%}", e(p.most_similar_file),
                         f'<a href="{e(rel)}">side by side</a>'] for p, rel in code_pairs])
+        ranked = ranked or []
+        histogram = score_histogram([p.score for p in ranked], code_similarity.THRESHOLD) if ranked else None
+        if histogram:
+            code += (f'<img alt="histogram of every pair\'s code score, the cut at '
+                     f'{code_similarity.THRESHOLD:.0%} marked" src="data:image/png;base64,'
+                     f'{base64.b64encode(histogram).decode()}">')
+        flagged_set = {(p.a, p.b) for p, _ in code_pairs}
+        code += (f"<h3>Every pair compared, the highest score first ({min(len(ranked), RANKED_SHOWN)} of "
+                 f"{len(ranked)} shown)</h3><p>A score is the larger of the two shares: how much of each side's own "
+                 "code matches the other's.  The pairs just below the cut are the near misses to look at.</p>")
+        code += table(["submission", "submission", "score", "share of the first", "share of the second", "flagged"],
+                      [[e(p.a), e(p.b), f"{p.score:.0%}", f"{p.score_a:.0%}", f"{p.score_b:.0%}",
+                        "yes" if (p.a, p.b) in flagged_set else ""] for p in ranked[:RANKED_SHOWN]])
     by_pair = {}
     for r in pred_pairs:
         by_pair.setdefault((r.a, r.b), []).append(

@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import random
+import re
 import subprocess
 import sys
 import zipfile
@@ -666,6 +667,15 @@ def check_class_report(out, members):
         assert f"<h2>{a}</h2>" in side.read_text(encoding="utf-8")
         assert stat.S_IMODE(side.stat().st_mode) == 0o600
     assert "<td>broken</td><td>cannot read the submission" in page and "data:image/png;base64," in page
+    # every pair compared, ranked with both shares, flagged or not: the near misses below the cut are there too
+    ranked = page.split("<h3>Every pair compared")[1].split("</table>")[0]
+    rows = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>(\d+)%</td><td>\d+%</td><td>\d+%</td><td>(yes)?</td>",
+                      ranked)
+    scores = [int(r[2]) for r in rows]
+    assert scores == sorted(scores, reverse=True) and len(rows) > len(flagged)
+    assert {(a, b) for a, b, _, mark in rows if mark} == set(flagged)
+    assert any(int(score) < 60 for _, _, score, _ in rows)  # pairs below the cut are listed
+    assert "the cut at 60% marked" in page
     for path in (out, out.with_name("grades.similar.csv"), out.with_name("grades.pairs.csv"),
                  out.with_name("report.html"), out.with_suffix(".png")):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
