@@ -253,18 +253,30 @@ def grade_rows(records, test_ids, preds, answers):
     return header, rows, totals, accs
 
 
-def part_points(records, test_ids):
-    """{part: [points]}: per part of the assignment (a test id's first field: 1c, 1e, 3a, ...), the points each
-    graded submission earned in its tests (a pending test counts 0)."""
+def parts_of(test_ids):
+    """{part: [test ids]}: the parts of the assignment (a test id's first field: 1c, 1e, 3a, ...) in the order the
+    ids first name them."""
     parts = {}
     for tid in test_ids:
-        parts.setdefault(tid.split("-")[0], set()).add(tid)
+        parts.setdefault(tid.split("-")[0], []).append(tid)
+    return parts
+
+
+def points_by_part(results, parts):
+    """{part: points} that one grading's results.json earned in each part of `parts` (parts_of); a test it lacks,
+    or a pending one, counts 0."""
+    by_id = {t.get("number"): t for t in results.get("tests", [])}
+    return {part: sum(by_id[t].get("score") or 0 for t in ids if t in by_id) for part, ids in parts.items()}
+
+
+def part_points(records, test_ids):
+    """{part: [points]}: per part of the assignment, the points each graded submission earned in its tests."""
+    parts = parts_of(test_ids)
     out = {part: [] for part in parts}
     for _, rec in records:
         if rec.get("graded"):
-            by_id = {t.get("number"): t for t in (rec.get("results") or {}).get("tests", [])}
-            for part, ids in parts.items():
-                out[part].append(sum(by_id[t].get("score", 0) for t in ids if t in by_id))
+            for part, points in points_by_part(rec.get("results") or {}, parts).items():
+                out[part].append(points)
     return out
 
 
@@ -484,7 +496,7 @@ document.querySelectorAll("table.sortable th").forEach(function (th, column) {{
 def roster(ordered, test_ids, pred_pairs, code_pairs):
     """The rows of the page's roster: per submission, its coding points, extra credit and total, each part's points,
     what it is flagged with (the other side of each flagged pair) and its problems."""
-    parts = sorted({tid.split("-")[0] for tid in test_ids})
+    parts = parts_of(test_ids)
     flags = {}
     for r in pred_pairs:
         flags.setdefault(r.a, set()).add(f"predictions ~ {r.b}")
@@ -495,17 +507,14 @@ def roster(ordered, test_ids, pred_pairs, code_pairs):
     rows = []
     for name, rec in ordered:
         res = rec.get("results") or {}
-        by_id = {t.get("number"): t for t in res.get("tests", [])}
         row = {"name": name, "graded": bool(rec.get("graded")), "flags": sorted(flags.get(name, ())),
                "problems": rec.get("problems", []), "parts": {}}
         if row["graded"]:
             row["coding"], row["coding_max"], row["extra"], row["extra_max"] = score_split(res)
             row["total"] = res.get("score", 0)
-            for part in parts:
-                row["parts"][part] = sum(by_id[t].get("score") or 0 for t in test_ids
-                                         if t.split("-")[0] == part and t in by_id)
+            row["parts"] = points_by_part(res, parts)
         rows.append(row)
-    return parts, rows
+    return sorted(parts), rows
 
 
 def statistics_rows(ordered, test_ids):
@@ -515,9 +524,7 @@ def statistics_rows(ordered, test_ids):
 
     graded = [(rec.get("results") or {}) for _, rec in ordered if rec.get("graded")]
     by_test = [{t.get("number"): t for t in res.get("tests", [])} for res in graded]
-    groups = [(part, [t for t in test_ids if t.split("-")[0] == part])
-              for part in sorted({t.split("-")[0] for t in test_ids})]
-    groups += [(tid, [tid]) for tid in test_ids]
+    groups = sorted(parts_of(test_ids).items()) + [(tid, [tid]) for tid in test_ids]
     rows = []
     for label, ids in groups:
         scores, full, maximum = [], 0, None

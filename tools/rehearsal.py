@@ -102,7 +102,6 @@ def write_submissions(out_dir, starter):
         import course_params
 
         print("  its params fitted to the bundle's data set (about 4 minutes on 2 cores)...", flush=True)
-
         for name, data in course_params.fit_bundle(bundle).items():  # params (4 names) and predictions
             (out_dir / "reference" / name).write_bytes(data)
         # the one params file no grading reads: the finetuned vanilla model stands in for its pretraining

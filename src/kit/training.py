@@ -128,9 +128,10 @@ def place(trainer, device, precision="auto", compile=False, backend="inductor"):
     `precision` (auto, bf16 or fp32) resolves to there, and the same math in faster kernels: a fused AdamW (one
     kernel for the whole update instead of several per parameter) on every device whose PyTorch has it (CUDA and
     the CPU), TF32 matmuls and the math backend's attention (use_reliable_attention) on CUDA and, with compile,
-    torch.compile with `backend` (in place, so the state dict keeps its names).  A GPU run takes the same path as a CPU run, only the device differs: the test suite, on
-    CPUs, runs every line of it.  (On a CPU, compiling the course model measured slower than not; it is there
-    for the GPU.)  Call it before add_run_callbacks, whose resume loads the optimizer's state."""
+    torch.compile with `backend` (in place, so the state dict keeps its names).  A GPU run takes the same path as
+    a CPU run, only the device differs: the test suite, on CPUs, runs every line of it.  (On a CPU, compiling the
+    course model measured slower than not; it is there for the GPU.)  Call it before add_run_callbacks, whose resume
+    loads the optimizer's state."""
     device = torch.device(device)
     trainer.config.device = device
     trainer.config.precision = resolve_precision(device, precision)

@@ -94,7 +94,8 @@ def main(argv=None):
     unknown = [a for a in arms if a not in ARMS]
     if unknown or args.epochs < 1:
         p.error(f"unknown arm {unknown[0]}; choose among {', '.join(ARMS)}" if unknown else "--epochs must be >= 1")
-    common = ["--epochs", str(args.epochs), "--seed", str(args.seed)] + (["--lines", str(args.lines)] if args.lines else [])
+    common = ["--epochs", str(args.epochs), "--seed", str(args.seed)]
+    common += ["--lines", str(args.lines)] if args.lines else []
     results, parallel = [], args.parallel or len(arms)
     with tempfile.TemporaryDirectory() as work:
         for start in range(0, len(arms), parallel):
@@ -113,10 +114,12 @@ def main(argv=None):
                 else:
                     results.append(json.loads(out.strip().splitlines()[-1]))
                 log.close()
-                print(f"{arm:13} " + (results[-1].get("error") or " ".join(f"{v:.3f}" for v in results[-1]["epoch_loss"])),
+                done = results[-1]
+                print(f"{arm:13} " + (done.get("error") or " ".join(f"{v:.3f}" for v in done["epoch_loss"])),
                       flush=True)
     report = {"kind": "cs224n-learning-arms", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-              "torch": torch.__version__, "device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
+              "torch": torch.__version__,
+              "device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
               "command": sys.argv[1:], "epochs": args.epochs, "seed": args.seed, "arms": results}
     if args.json:
         write_text_atomic(args.json, json.dumps(report, indent=1) + "\n")
