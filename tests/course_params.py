@@ -14,12 +14,14 @@ pass only on data made to fit them.  The vanilla model and the perceiver must th
 off, so that the logits depend on the current character and its position only, through one shared MLP (the
 vanilla model's first block, the perceiver's up block).
 
-The perceiver's prediction points also ask whether the params it was finetuned from, perceiver.pretrain.params,
-learned the pretraining's task (span-corrupted lines of wiki.txt).  Made by hand, the agreeing pair never did; so
-perceiver.pretrain.params is a real pretraining, if a tiny one: a course-size perceiver trained on exactly the
-corrupted lines the grader reads (`pretrained_perceiver`: the grader draws them with a seed that the held-out
-answers give, which the tests know), a few epochs of them.  It is built once per corpus and answers in a test
-run, all xdist workers together (`pretrained_file`).
+The prediction points of a model finetuned from pretrained params also ask whether those params
+(vanilla.pretrain.params, perceiver.pretrain.params) learned the pretraining's task (span-corrupted lines of
+wiki.txt), and whether the finetuned file descends from them (its weights near theirs).  Made by hand, the
+agreeing pair never learned that task; so each pretrain file is a real pretraining, if a tiny one: the agreeing
+model of its variant trained on exactly the corrupted lines the grader reads (`pretrained_model`: the grader
+draws them with a seed that the held-out answers give, which the tests know) until it has learned them, which
+moves its weights less than a finetuning moves a pretraining's.  Each is built once per corpus and answers in a
+test run, all xdist workers together (`pretrained_file`).
 """
 
 import atexit
@@ -33,7 +35,7 @@ from pathlib import Path
 
 PAD, MASK = "\u25A1", "\u2047"
 PARAMS = {"vanilla": ["vanilla.model.params", "vanilla.finetune.params"], "perceiver": ["perceiver.finetune.params"]}
-PRETRAINED = "perceiver.pretrain.params"  # pretrained_perceiver's file
+PRETRAINED = {"vanilla": "vanilla.pretrain.params", "perceiver": "perceiver.pretrain.params"}  # pretrained_file's
 PREDICTIONS = {"vanilla.nopretrain": "vanilla", "vanilla.pretrain": "vanilla", "perceiver.pretrain": "perceiver"}
 _made = {}  # this process's models and folders: built once
 
@@ -145,12 +147,13 @@ def agreeing_pair(stoi):
     return vanilla, perceiver
 
 
-def pretrained_perceiver(stoi, data, answers=None, enough=0.45, epochs=40):
+def pretrained_model(stoi, data, answers=None, enough=0.45, epochs=40, start=None, variant="perceiver"):
     """A course-size perceiver (the reference's helper.py builds it) trained on the span-corrupted lines that the
     grader's check of the pretraining reads (checks/learned.pretraining_sequences, whose lines the held-out answers
     draw; where answers is None, every line of a corpus of at most CORPUS_LINES lines, which any seed draws), 32 at
     a time, until it explains `enough` of their unigram entropy (the bar is 0.25): the pretraining's task learned,
-    on the lines it is asked about, in a few epochs of them (about 15 s a corpus on one core)."""
+    on the lines it is asked about, in a few epochs of them (about 15 s a corpus on one core).  start: a model of
+    the course's size whose weights it begins from instead of a random one's; variant: start's."""
     import math
     from collections import Counter
 
@@ -174,7 +177,11 @@ def pretrained_perceiver(stoi, data, answers=None, enough=0.45, epochs=40):
     torch.manual_seed(0)
     mconf = model.GPTConfig(len(stoi), 128, n_layer=4, n_head=8, n_embd=256, embd_pdrop=0.0, resid_pdrop=0.0,
                             attn_pdrop=0.0)
-    net = helper.initialize_perceiver_model(mconf, 32)
+    net = (helper.initialize_vanilla_model(mconf) if variant == "vanilla"
+           else helper.initialize_perceiver_model(mconf, 32))
+    if start is not None:
+        net.load_state_dict(start.state_dict())
+        net.train()
     # batches of 32 learn these lines in a fifth of the time that the whole set in each step takes
     optimizer = torch.optim.AdamW(net.parameters(), lr=3e-4)
     order = torch.Generator().manual_seed(0)
@@ -304,18 +311,23 @@ def copy_params(data, folder):
     for names in PARAMS.values():
         for name in names:
             shutil.copy(source / name, Path(folder) / name)
-    shutil.copy(pretrained_file(data), Path(folder) / PRETRAINED)
+    for variant, name in PRETRAINED.items():
+        shutil.copy(pretrained_file(data, variant=variant), Path(folder) / name)
     return folder
 
 
-def pretrained_file(data, answers=None):
-    """A file of pretrained_perceiver's params for data's wiki.txt and the answers as they are now (fitted).  Built
-    once per corpus and answers: in the folder that COURSE_PARAMS_SHARED names (tests/conftest.py: one per test run,
-    shared by its xdist workers, the first to need a file builds it while the others wait on its lock), else once
-    per process."""
+def pretrained_file(data, answers=None, variant="perceiver"):
+    """A params file of the `variant` model pretrained for data's wiki.txt and the answers as they are now
+    (fitted): pretrained_model's training begun from the agreeing pair's model of that variant, a few steps on
+    the corrupted lines, which leave its weights within 1 % of where they were.  The agreeing model, submitted as
+    the finetuned params, is then as near to these weights as a finetuning leaves a pretraining's (the grader's
+    check that a finetuned file descends from its pretrain file, checks/lineage.py).  Built once per variant,
+    corpus and answers: in the folder that COURSE_PARAMS_SHARED names (tests/conftest.py: one per test run, shared
+    by its xdist workers, the first to need a file builds it while the others wait on its lock), else once per
+    process."""
     digest = hashlib.sha256((Path(data) / "wiki.txt").read_bytes())
     digest.update(Path(answers).read_bytes() if answers else b"")
-    key = ("pretrained", digest.hexdigest())
+    key = ("pretrained", variant, digest.hexdigest())
     if key in _made:
         return _made[key]
     shared = os.environ.get("COURSE_PARAMS_SHARED")
@@ -325,12 +337,14 @@ def pretrained_file(data, answers=None):
     else:
         folder = Path(tempfile.mkdtemp(prefix="course-params-"))
         atexit.register(shutil.rmtree, folder, True)
-    path = folder / f"{digest.hexdigest()[:16]}.{PRETRAINED}"
+    path = folder / f"{digest.hexdigest()[:16]}.{PRETRAINED[variant]}"
     with open(folder / f"{path.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if not path.is_file():
+            stoi = vocab(data)
+            start = dict(zip(("vanilla", "perceiver"), agreeing_pair(stoi)))[variant]
             partial = folder / f"{path.name}.partial"
-            save(pretrained_perceiver(vocab(data), data, answers), partial)
+            save(pretrained_model(stoi, data, answers, start=start, variant=variant), partial)
             os.replace(partial, path)
     _made[key] = path
     return path
@@ -364,4 +378,6 @@ def fit_bundle(source, keep=60):
         points.write_text(json.dumps(table, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     folder, _ = agreeing_files(data)
     files = {p.name: p.read_bytes() for p in folder.iterdir()}
-    return dict(files, **{PRETRAINED: pretrained_file(data, source / "answers" / "birth_test.tsv").read_bytes()})
+    answers = source / "answers" / "birth_test.tsv"
+    return dict(files, **{name: pretrained_file(data, answers, variant).read_bytes()
+                          for variant, name in PRETRAINED.items()})

@@ -18,11 +18,13 @@ set from correct runs by the instructor's experiment tool, which calibrates the 
 - a model finetuned from pretrained params (vanilla.finetune.params, perceiver.finetune.params) has read the
   corpus: it predicts the next character of wiki.txt's lines with a loss far below the unigram entropy of those
   characters, the least loss of any model that ignores what came before (`corpus_record`);
-- the params it was finetuned from (perceiver.pretrain.params, a file the handout asks for) learned the
-  pretraining's own task: they predict span-corrupted lines of wiki.txt (prefix ⁇ suffix ⁇ span) far below the
-  unigram entropy of their characters, and nearly as well as the same lines as plain text (`pretraining_record`'s
-  gain and share).  A plain next-character model of the corpus learns its text, not where a corrupted line goes
-  on after a ⁇: span corruption teaches that, over the pretraining's epochs.  The lines are drawn by a seed that
+- the params it was finetuned from (vanilla.pretrain.params, perceiver.pretrain.params: files the handout asks
+  for) learned the pretraining's own task: they predict span-corrupted lines of wiki.txt (prefix ⁇ suffix ⁇ span)
+  far below the unigram entropy of their characters, and nearly as well as the same lines as plain text
+  (`pretraining_record`'s gain and share); and the finetuned params are those params moved a little
+  (checks.lineage: a finetuning's 80 steps leave a pretraining's weights near where they were; a model of another
+  run is far from them).  A plain next-character model of the corpus learns its text, not where a corrupted line
+  goes on after a ⁇: span corruption teaches that, over the pretraining's epochs.  The lines are drawn by a seed that
   the held-out answers give: a sample of the corpus that no student knows, which a model predicts only as well as
   it predicts the corrupted corpus.  (The held-out people, whom only a model that read the corpus can know, are
   measured too, `heldout_record`: correct perceivers know too few of them on the course's data for a bar.)
@@ -40,7 +42,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from kit import course
-from checks.bars import at_least, number
+from checks.bars import at_least, at_most, number
 from checks.decoder import logits
 from graderUtil import Fail
 from kit.fileio import read_tsv
@@ -254,10 +256,11 @@ def fit_score(record):
 # A rule (points.json, thresholds row, "learned": {params file: rule}) may give min_question_gain
 # (training_record's question_gain, in nats), min_heldout_gain (heldout_record's, in nats), min_corpus_gain
 # (corpus_record's gain), min_pretraining_gain and min_pretraining_share (pretraining_record's gain and share, of
-# the params the model was finetuned from).  The instructor's calibration sets them from correct runs, and refuses
-# a question bar below QUESTION_FLOOR: noise can reach that much (a random, untrained model of the course's size,
-# its weights scaled up tenfold, gets about 0.4).  Each comparison fails closed (checks/bars.py): a statistic that
-# is not a finite number, as params that make NaN give, fails its bar.
+# the params the model was finetuned from) and max_finetune_drift (checks.lineage.drift_record's drift from those
+# params: at most, where every other bar is at least).  The instructor's calibration sets them from correct runs,
+# and refuses a question bar below QUESTION_FLOOR: noise can reach that much (a random, untrained model of the
+# course's size, its weights scaled up tenfold, gets about 0.4).  Each comparison fails closed (checks/bars.py): a
+# statistic that is not a finite number, as params that make NaN give, fails its bar.
 
 QUESTION_FLOOR = 1.0
 
@@ -274,6 +277,7 @@ class Statistic(NamedTuple):
     fact: Callable[[float, dict], str]
     problem: Callable[[float, dict, float], str]
     redo: str
+    passes: Callable = at_least  # the comparison with the bar: at_least for a gain, at_most for a distance
 
 
 def more_probable(gain, bar, model):
@@ -288,12 +292,13 @@ def below_counting(record, gain, bar, model):
             f"({record['unigram']}), where {model} gets at least {100 * bar:g} % below")
 
 
-def check(w, rule, params_name, target, stoi, train_path, wiki_path, answers_path, pretrained=None):
+def check(w, rule, params_name, target, stoi, train_path, wiki_path, answers_path, pretrained=None, descent=None):
     """(problem, facts): why the params w are not a model that learned what ./run.sh `target` trains, by `rule`
     (None if they are), and what was measured, in a few words for the test's message.  answers_path: the test
     questions with their answers (the held-out people).  pretrained: where the rule has a pretraining bar, a
     function that gives the weights of the params the model was finetuned from (the file that `target` reads), or
-    raises Fail where they cannot be read."""
+    raises Fail where they cannot be read.  descent: where the rule has a drift bar, a function that gives how far
+    the params are from those (checks.lineage.drift_record), or raises Fail where they cannot be compared."""
     redo = f"submit the params that your run of ./run.sh {target} trained"
     train, wiki = Path(train_path).name, Path(wiki_path).name
     source = course.TARGET[target].reads  # the params it was finetuned from (None: a model trained from scratch)
@@ -323,6 +328,12 @@ def check(w, rule, params_name, target, stoi, train_path, wiki_path, answers_pat
                                f"questions; their biographies are in {wiki}) "
                                f"{more_probable(g, bar, 'a model pretrained on the corpus and finetuned')}: it has "
                                "not learned from the corpus where they were born"), redo),
+        "max_finetune_drift": Statistic(
+            descent, "drift", "the finetuning drift", params_name,
+            lambda d, r: f"{100 * d:.0f} % away from {source}",
+            lambda d, r, bar: (f"{params_name} is {100 * d:.0f} % of the size of {source}'s weights away from them, "
+                               f"where finetuning {source} (./run.sh {target}) moves them at most {100 * bar:g} %: it "
+                               f"was not finetuned from this {source}"), pretrain_redo, at_most),
         "min_pretraining_gain": Statistic(
             pretraining, "gain", "the pretraining gain", source,
             lambda g, r: f"{source}: {100 * g:.0f} % of span-corrupted lines' unigram entropy explained",
@@ -349,7 +360,7 @@ def check(w, rule, params_name, target, stoi, train_path, wiki_path, answers_pat
             return f"{e}; {stat.redo}", facts
         try:
             gain = number(record[stat.value], f"{stat.what} of {stat.of}")
-            enough = at_least(gain, rule[key], stat.what)
+            enough = stat.passes(gain, rule[key], stat.what)
         except Fail as e:  # a statistic that is not a number: params that make NaN or inf
             return (f"{stat.of} is not a model that learned its task: {e} (a trained model gives finite "
                     f"log-probabilities); {stat.redo}"), facts

@@ -191,6 +191,27 @@ def fit(state, reference, variant, params_name, vocab_size):
     return base, downs, ups
 
 
+def read_names(state, fitted):
+    """The names of the tensors of state that the fitted model reads in some reading of its blocks.  fit keeps the
+    loaded tensors themselves (or views of the same elements), so a tensor is known by where its elements start
+    and how many there are: another name for other elements, even of the same storage, is not among them."""
+    base, downs, ups = fitted
+    read = set()
+
+    def walk(node):
+        if hasattr(node, "data_ptr"):
+            read.add((node.data_ptr(), node.numel()))
+        elif isinstance(node, dict):
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, (list, tuple)):
+            for value in node:
+                walk(value)
+
+    walk([base, downs, ups])
+    return [name for name, t in state.items() if (t.data_ptr(), t.numel()) in read]
+
+
 def weights(fitted, down, up):
     base, downs, ups = fitted
     return base if base["variant"] == "vanilla" else dict(base, down=downs[down], up=ups[up])

@@ -154,7 +154,9 @@ def submitted_params(ctx, params_name, variant, target):
 
         try:
             ref = reference_model(ctx, variant, len(vocab(ctx)))
-            ctx.cache[key] = fit(load_params(path, params_name), ref, variant, params_name, len(vocab(ctx)))
+            state = load_params(path, params_name)
+            ctx.cache[key] = fit(state, ref, variant, params_name, len(vocab(ctx)))
+            ctx.cache[("state", params_name)] = state  # as loaded: what descent() compares by name
         except Fail as e:
             ctx.cache[key] = e
     if isinstance(ctx.cache[key], Fail):
@@ -183,12 +185,25 @@ def learning_check(ctx, params_name, reading, target, answers_file):
         return weights(fitted_source, *best_pair(fitted_source, lambda p: learned.fit_score(
             learned.text_record(weights(fitted_source, *p), sample))))
 
+    def descent():  # how far the params are from those they were finetuned from (checks.lineage)
+        from checks.lineage import descent_problem, drift_record
+        from checks.params import read_names
+
+        fitted_source = submitted_params(ctx, source, course.WRITTEN_BY[source].variant,
+                                          course.WRITTEN_BY[source].name)
+        parent = ctx.cache[("state", source)]
+        record = drift_record(ctx.cache[("state", params_name)], parent, read_names(parent, fitted_source))
+        problem = descent_problem(record, params_name, source)
+        if problem:
+            raise Fail(problem)
+        return record
+
     key = ("learned", params_name, pair)
     if key not in ctx.cache:
         ctx.cache[key] = learned.check(weights(fitted, *pair), rule, params_name, target, vocab(ctx),
                                        ctx.data_path(course.DATA_FILES["train"]),
                                        ctx.data_path(course.DATA_FILES["corpus"]), ctx.data_path(answers_file),
-                                       pretrained)
+                                       pretrained, descent)
     return ctx.cache[key]
 
 

@@ -515,7 +515,7 @@ def test_the_pretraining_statistic_is_zero_for_a_model_that_knows_only_how_often
     unigram_head(net, counts)
     gains = {}
     for name, model_ in (("unigram", net), ("random", course_params.course_net("perceiver", stoi)),
-                         ("pretrained", course_params.pretrained_perceiver(stoi, data))):
+                         ("pretrained", course_params.pretrained_model(stoi, data))):
         course_params.save(model_, tmp_path / name)
         w = params.own_reading(tmp_path / name, "perceiver", len(stoi), *reference_modules())
         record = learned.pretraining_record(w, data / "wiki.txt", stoi, seed)
@@ -639,9 +639,9 @@ def test_every_statistic_of_the_learned_check_fails_closed(world, monkeypatch):
     monkeypatch.setattr(learned, "logits", lambda w, idx: torch.full((*idx.shape, len(stoi)), float("nan")))
     paths = (data / "birth_places_train.tsv", data / "wiki.txt", data / "birth_test.tsv")
     for rule in ({"min_question_gain": 1.0}, {"min_corpus_gain": 0.1}, {"min_heldout_gain": 0.5},
-                 {"min_pretraining_gain": 0.25}, {"min_pretraining_share": 0.7}):
+                 {"min_pretraining_gain": 0.25}, {"min_pretraining_share": 0.7}, {"max_finetune_drift": 0.4}):
         problem, _ = learned.check(None, rule, "perceiver.finetune.params", "perceiver_finetune_with_pretrain", stoi,
-                                   *paths, pretrained=lambda: None)
+                                   *paths, pretrained=lambda: None, descent=lambda: {"drift": float("nan")})
         # a share of NaN gains is no ratio: None
         said = ("is not a number (got NoneType)" if "min_pretraining_share" in rule
                 else "is not a finite number (got nan)")
@@ -677,3 +677,70 @@ def test_a_model_that_knows_its_training_questions_but_not_the_held_out_people_f
     for shift in (5, 11):  # another person's answer: what a model knows of these people is not these answers
         problem, facts = learned.check(w, rule, *args, own_file("test", f"unknown{shift}.tsv", shift))
         assert problem and "has not learned from the corpus where they were born" in problem, (problem, facts)
+
+
+def test_the_finetuning_drift_reads_the_weight_matrices_the_model_reads_and_nothing_else(world):
+    """checks.lineage.drift_record: |child - parent| / |parent| over the weight matrices that the model reads in
+    some reading of its blocks.  Moving every matrix by a tenth is a drift of 0.1, whatever the biases and the
+    LayerNorms' gains do (every run starts them at the same constants); a large tensor that no reading reads, copied
+    into both files, changes nothing; a matrix the child lacks is named."""
+    import torch
+
+    from checks import lineage
+    from checks import params
+
+    data, _, _, _ = world
+    stoi = course_params.vocab(data)
+    for variant, matrices in (("vanilla", 27), ("perceiver", 28)):
+        net = course_params.course_net(variant, stoi)
+        parent = {k: v.detach().float().clone() for k, v in net.state_dict().items() if v.is_floating_point()}
+        junk = 100 * torch.randn(4096, 256)
+        parent["junk.weight"] = parent["down_block.extra.weight"] = junk  # no reading of the model reads these
+        names = params.read_names(parent, params.fit(parent, net, variant, "p", len(stoi)))
+        assert "junk.weight" not in names and "down_block.extra.weight" not in names, names
+        child = {k: 1.1 * v if v.dim() >= 2 else v + 1 for k, v in parent.items()}
+        child["junk.weight"] = child["down_block.extra.weight"] = junk
+        record = lineage.drift_record(child, parent, names)
+        assert record == {"compared": matrices, "unmatched": [], "drift": pytest.approx(0.1, abs=1e-4)}, record
+        assert lineage.descent_problem(record, "a", "b") == ""
+
+        child["renamed"] = child.pop("tok_emb.weight")
+        record = lineage.drift_record(child, parent, names)
+        assert record["unmatched"] == ["tok_emb.weight"] and record["compared"] == matrices - 1, record
+        problem = lineage.descent_problem(record, f"{variant}.finetune.params", f"{variant}.pretrain.params")
+        assert problem.startswith(f"{variant}.finetune.params lacks 1 of the weight matrices of "
+                                  f"{variant}.pretrain.params or holds them in another shape (tok_emb.weight first)")
+
+
+@pytest.mark.grader
+def test_a_finetuned_file_that_does_not_descend_from_the_pretrain_file_beside_it_earns_no_prediction_points(world,
+                                                                                                            tmp_path):
+    """The issue's attack: a finetuned file (its predictions its own) beside a pretrain file it was not finetuned
+    from, another model's.  With the drift bar (max_finetune_drift) as the thresholds row's only learned rule, the
+    vanilla files, whose pretrain file is an unrelated model, earn no prediction points, the message naming both
+    files; the perceiver's, whose pretrain file is its finetuned weights 5 % smaller (a finetuning moves them that
+    much), keep theirs."""
+    data, _, own, solution = world
+    stoi = course_params.vocab(data)
+    src = copy_src(tmp_path / "src")
+    zero_thresholds(src, learned=True)
+    table = json.loads((src / "points.json").read_text(encoding="utf-8"))
+    for row in table["thresholds"]["rows"].values():
+        if "learned" in row:
+            row["learned"] = {f"{v}.finetune.params": {"max_finetune_drift": 0.4} for v in ("vanilla", "perceiver")}
+    (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
+    sub = tmp_path / "sub"
+    shutil.copytree(own, sub)
+    course_params.save(course_params.course_net("vanilla", stoi, seed=5), sub / "vanilla.pretrain.params")
+    import torch
+
+    finetuned = torch.load(sub / "perceiver.finetune.params", weights_only=True)
+    torch.save({k: 0.95 * v for k, v in finetuned.items()}, sub / "perceiver.pretrain.params")
+    t = grade(src, data, sub, solution, "1f-1-hidden", "1g-1-hidden")
+    out = t["1f-1-hidden"]["output"]
+    assert t["1f-1-hidden"]["status"] == "failed" and t["1f-1-hidden"]["score"] == 0, out
+    assert "earns no accuracy points" in out and "vanilla.finetune.params is" in out, out
+    assert "it was not finetuned from this vanilla.pretrain.params" in out, out
+    assert "submit the vanilla.pretrain.params of your run of ./run.sh vanilla_pretrain" in out, out
+    assert t["1g-1-hidden"]["status"] == "passed", t["1g-1-hidden"]["output"]
+    assert "5 % away from perceiver.pretrain.params" in t["1g-1-hidden"]["output"], t["1g-1-hidden"]["output"]

@@ -1,0 +1,54 @@
+"""Whether one params file descends from another: a finetuned model from the pretrained params it names.
+
+The handout's finetuning starts from the pretraining's params and moves them a little: ten epochs of a few hundred
+questions, a few dozen optimizer steps, each of which changes a weight by about the learning rate.  Everything a
+pretraining wrote is still there, nearly unchanged.  Two models that did not come one from the other are far
+apart, even when both started from the same random weights (the course's default seed gives every student the
+same ones): thousands of pretraining steps separate them.  So the distance between the two files' weights, against
+the size of the pretrained ones, says whether a finetuned file was finetuned from the pretrain file submitted with
+it:
+
+    drift = |finetuned - pretrained| / |pretrained|
+
+over every weight matrix (embeddings, projections, the perceiver's basis C), the vector norm of all their entries
+together.  The LayerNorms' gains and every bias are left out: every run starts them at the same constants (1 and
+0), so they would bring any two models closer.  Nothing here runs a model: the two files' tensors, matched by
+name, are all it reads (a finetuning loads the pretrained state dict by name, so the names are the same).
+"""
+
+import math
+
+# The widest drift bar the instructor's calibration sets (tools/experiment.py): models that do not descend one from
+# the other can be nearer than a share of their size well under 1.  Measured on the course's data (docs/benchmarks.md,
+# "The finetuning drift"): a vanilla model finetuned without pretraining is 0.93-0.98 from pretrainings begun from
+# the same random weights, and two snapshots of one pretraining 4 epochs apart are 0.66 apart, where the handout's
+# finetuning moved a 14-epoch pretraining 0.15 and a 5-epoch one 0.20.
+DRIFT_CEILING = 0.5
+
+from graderUtil import Fail
+
+
+def drift_record(child, parent, names):
+    """How far the params `child` are from `parent` ({name: float tensor} each) over the weight matrices (two or
+    more dimensions) among `names`, the tensors that parent's model reads (checks.params.read_names): {"compared":
+    how many, "unmatched": the names of those that child lacks or holds in another shape, "drift": |child - parent|
+    / |parent| over the compared ones (None where none is compared or they are all zero)}.  Only what the model
+    reads counts: a tensor it ignores, copied into both files, brings nothing closer."""
+    ours = [n for n in names if n in parent and parent[n].dim() >= 2]
+    compared = [n for n in ours if n in child and child[n].shape == parent[n].shape]
+    unmatched = [n for n in ours if n not in compared]
+    moved = sum(float((child[n] - parent[n]).double().pow(2).sum()) for n in compared)
+    size = sum(float(parent[n].double().pow(2).sum()) for n in compared)
+    drift = round(math.sqrt(moved / size), 4) if compared and size > 0 else None  # not a bar: a ratio's domain
+    return {"compared": len(compared), "unmatched": unmatched, "drift": drift}
+
+
+def descent_problem(record, child_name, parent_name):
+    """Why child_name cannot descend from parent_name by their tensors alone (a drift_record), or ''."""
+    if record["unmatched"]:
+        names = record["unmatched"]
+        return (f"{child_name} lacks {len(names)} of the weight matrices of {parent_name} or holds them in another "
+                f"shape ({names[0]} first), where a model finetuned from {parent_name} has every one")
+    if record["drift"] is None:
+        return f"{parent_name} holds no weight matrix that is not zero: it is not a trained model"
+    return ""
