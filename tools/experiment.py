@@ -57,11 +57,13 @@ MARGIN = 0.5  # the course's bars sit at about half of what correct work typical
 # next-character model of the corpus: half of the lowest would pass the latter, so its bar sits at 0.8 of it.
 SHARE_MARGIN = 0.8
 # the params files whose learning the grader checks, with the checks that apply (checks/learned.py).  "pretraining"
-# is measured on the params the file was finetuned from (its target's input).  The perceiver has no held-out bar:
-# on the course's data correct perceivers know fewer of the held-out people than a perceiver finetuned alone
-# guesses from their names (docs/benchmarks.md); the held-out gain is measured all the same.
-LEARNED = {"vanilla.model.params": ("question",), "vanilla.finetune.params": ("question", "corpus", "heldout"),
-           "perceiver.finetune.params": ("question", "corpus", "pretraining")}
+# is measured on the params the file was finetuned from (its target's input); "drift", how far the file is from
+# them (checks/lineage.py).  The perceiver has no held-out bar: on the course's data correct perceivers know fewer
+# of the held-out people than a perceiver finetuned alone guesses from their names (docs/benchmarks.md); the
+# held-out gain is measured all the same.
+LEARNED = {"vanilla.model.params": ("question",),
+           "vanilla.finetune.params": ("question", "corpus", "heldout", "pretraining", "drift"),
+           "perceiver.finetune.params": ("question", "corpus", "pretraining", "drift")}
 PRETRAINED = ("corpus", "pretraining")  # the statistics of a pretrained model (a pretraining target's params)
 # the model finetuned without pretraining: what finetuning alone teaches of the held-out people (a name's origin
 # suggests a birthplace), which the held-out bars must sit above
@@ -136,18 +138,25 @@ def device_record(requested):
             "python": platform.python_version(), "precision": resolve_precision(device, "auto")}
 
 
-def model_statistics(params, variant, data_dir, checks):
+def model_statistics(params, variant, data_dir, checks, parent=None):
     """The grader's statistics of a params file trained by the reference (checks/learned.py), in the reading of
     the perceiver's blocks that the reference's own model computes.  The held-out gain of every finetuned model
     where the data folder holds the test answers (the one without pretraining's too: the bars sit above it), and
-    there the pretraining gain, whose sample of lines the answers draw."""
+    there the pretraining gain, whose sample of lines the answers draw.  parent: the params file it was finetuned
+    from, whose distance from it the "drift" check measures (checks/lineage.py)."""
     from checks.learned import corpus_record, heldout_record, pretraining_record, training_record
-    from checks.params import course_vocab, own_reading
+    from checks.lineage import drift_record
+    from checks.params import course_model, course_vocab, fit, load_params, own_reading, read_names
     from submission import helper, model
 
     stoi = course_vocab(data_dir / "wiki.txt")
     w = own_reading(params, variant, len(stoi), model, helper)
     out = {}
+    if "drift" in checks and parent is not None:
+        before = load_params(parent, Path(parent).name)
+        names = read_names(before, fit(before, course_model(model, helper, variant, len(stoi)), variant,
+                                       Path(parent).name, len(stoi)))
+        out["drift"] = drift_record(load_params(params, Path(params).name), before, names)
     if "question" in checks:
         out["train"] = training_record(w, data_dir / "birth_places_train.tsv", stoi)
     if "corpus" in checks:
@@ -274,7 +283,8 @@ class Experiment:
             self.update(record["predictions"], **{target.writes: entry})
         else:
             checks = LEARNED.get(target.writes, PRETRAINED)  # a pretrained model: what did it learn?
-            stats = model_statistics(output, target.variant, self.data, checks)
+            stats = model_statistics(output, target.variant, self.data, checks,
+                                     folder / target.reads if target.reads else None)
             self.update(record["models"], **{target.writes: stats})
 
     def run_seed(self, seed):
@@ -411,6 +421,8 @@ def spread(results_list):
                     values.setdefault(f"{name} pretraining share", []).append(stats["pretraining"]["share"])
                 if "heldout" in stats and stats["heldout"]["heldout_gain"] is not None:
                     values.setdefault(f"{name} heldout", []).append(stats["heldout"]["heldout_gain"])
+                if stats.get("drift", {}).get("drift") is not None:  # how far finetuning moved its pretraining
+                    values.setdefault(f"{name} drift", []).append(stats["drift"]["drift"])
     return {k: {"min": min(v), "median": statistics.median(v), "max": max(v), "n": len(v)} for k, v in values.items()}
 
 
@@ -420,6 +432,10 @@ def spread(results_list):
 
 def floor_to(x, digits=3):
     return math.floor(x * 10 ** digits + 1e-9) / 10 ** digits
+
+
+def ceil_to(x, digits=3):
+    return math.ceil(x * 10 ** digits - 1e-9) / 10 ** digits
 
 
 def calibrate(args):
@@ -485,6 +501,12 @@ def calibrate(args):
     for pname, checks in LEARNED.items():
         rule = {}
         for check in checks:
+            if check == "drift":  # a distance: at most what correct finetunings moved, over the margin
+                m = measured.get(f"{pname} drift")
+                if m is None or m["n"] < len(runs):
+                    raise UserError(f"{pname} has no drift from its pretrain file in every seed")
+                rule["max_finetune_drift"] = ceil_to(m["max"] / margin)
+                continue
             of = course.TARGET[course.WRITTEN_BY[pname].name].reads if check == "pretraining" else pname
             m = measured.get(f"{of} {check}")
             if m is None or m["n"] < len(runs):
@@ -529,11 +551,18 @@ def calibrate(args):
 
 def learned_bars_problem(learned, measured):
     """A sentence if a bar would not tell learning from its absence: a question bar must be at least
-    QUESTION_FLOOR (checks/learned.py) nats, which noise cannot reach, and a held-out bar above the most that the
-    model finetuned without pretraining (UNPRETRAINED) reached in these runs."""
+    QUESTION_FLOOR (checks/learned.py) nats, which noise cannot reach, a held-out bar above the most that the
+    model finetuned without pretraining (UNPRETRAINED) reached in these runs, and a drift bar at most
+    DRIFT_CEILING (checks/lineage.py), nearer than models that do not descend one from the other are."""
     from checks.learned import QUESTION_FLOOR
+    from checks.lineage import DRIFT_CEILING
 
     for pname, rule in learned.items():
+        if rule.get("max_finetune_drift", 0) > DRIFT_CEILING:
+            return (f"the correct runs' finetunings moved {pname} far from its pretrain file: a drift bar of "
+                    f"{rule['max_finetune_drift']:.3f} is above {DRIFT_CEILING:g}, where models that do not descend "
+                    "one from the other can be, so it cannot tell a file's own pretraining from another; look at "
+                    "the runs before calibrating")
         if rule["min_question_gain"] < QUESTION_FLOOR:
             return (f"the correct runs' {pname} know too little of their training questions: a bar of "
                     f"{rule['min_question_gain']:.3f} nats is below {QUESTION_FLOOR:g}, which noise "

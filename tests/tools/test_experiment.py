@@ -98,6 +98,10 @@ def test_the_results_file_holds_every_figure_the_calibration_needs(rehearsal):
             1 - pretraining["loss"] / pretraining["unigram"], abs=1e-3)
         if pretraining["plain_gain"] > 0:  # its share: corrupted lines against the same lines as plain text
             assert pretraining["share"] == pytest.approx(pretraining["gain"] / pretraining["plain_gain"], abs=1e-3)
+    for pname, matrices in (("vanilla.finetune.params", 27), ("perceiver.finetune.params", 28)):
+        drift = seed["models"][pname]["drift"]  # how far its finetuning moved the pretrain file's weights
+        assert drift["compared"] == matrices and drift["unmatched"] == [] and drift["drift"] > 0, drift
+    assert "drift" not in seed["models"]["vanilla.model.params"]  # finetuned from no pretrain file
     grade = results["grade"]
     assert grade["seed"] == 0 and grade["max_score"] == 74
     # a few epochs teach the tiny world nothing: only the prediction tests may fail
@@ -153,6 +157,8 @@ def full_size(results, seeds, scale=1.0, unpretrained=0.5):
             if "pretraining" in stats:
                 stats["pretraining"]["gain"] = round((scale + 0.01 * k) * 0.5, 4)
                 stats["pretraining"]["share"] = round(0.9 + 0.01 * k, 4)
+            if "drift" in stats:
+                stats["drift"]["drift"] = round((scale + 0.01 * k) * 0.1, 4)
         for name, stats in s["models"].items():
             if "heldout" in stats:
                 stats["heldout"]["heldout_gain"] = (unpretrained if name == "vanilla.model.params"
@@ -213,6 +219,11 @@ def test_calibrate_writes_the_row_of_the_data_set_with_its_bars_and_evidence(reh
     share = lowest(made, lambda s: s["models"]["perceiver.pretrain.params"]["pretraining"]["share"])
     assert row["learned"]["perceiver.finetune.params"]["min_pretraining_share"] == 0.72 == round(0.8 * share, 3)
     assert "min_heldout_gain" not in row["learned"]["perceiver.finetune.params"]
+    # the vanilla model's pretraining likewise; the drift bar at the most a finetuning moved, over the margin
+    assert row["learned"]["vanilla.finetune.params"]["min_pretraining_share"] == 0.72
+    drift = max(seed["models"]["perceiver.finetune.params"]["drift"]["drift"] for m in made
+                for seed in m["seeds"].values())
+    assert row["learned"]["perceiver.finetune.params"]["max_finetune_drift"] == 0.202 == round(drift / 0.5, 3)
     evidence = row["evidence"]["accuracy"]
     assert evidence["seeds"] == 3 and evidence["margin"] == 0.5 and evidence["device"].startswith("cpu")
     assert evidence["measured"]["vanilla.pretrain.dev.predictions"]["min"] == pretrain_dev
@@ -224,7 +235,7 @@ def test_calibrate_writes_the_row_of_the_data_set_with_its_bars_and_evidence(reh
 
 
 @pytest.mark.parametrize("case", ["small", "two seeds", "two data sets", "not every point", "no row",
-                                  "a pretraining with no share"])
+                                  "a pretraining with no share", "a finetuning that moved far"])
 def test_calibrate_refuses_results_that_cannot_set_a_bar_with_one_sentence(rehearsal, tmp_path, case):
     _, _, results, _, _ = rehearsal
     points = points_copy(tmp_path)
@@ -245,13 +256,16 @@ def test_calibrate_refuses_results_that_cannot_set_a_bar_with_one_sentence(rehea
         extra = []
     elif case == "a pretraining with no share":  # its gain on plain text not above 0: a run that learned nothing
         made[0]["seeds"]["1"]["models"]["perceiver.pretrain.params"]["pretraining"]["share"] = None
+    elif case == "a finetuning that moved far":  # a bar of 0.6: models not one from the other can be that near
+        made[0]["seeds"]["1"]["models"]["vanilla.finetune.params"]["drift"]["drift"] = 0.3
     files = [write(tmp_path, f"{k}.json", m) for k, m in enumerate(made)]
     r = experiment("calibrate", *files, "--points", str(points), *extra)
     assert r.returncode == 2 and r.stderr.startswith("error: ") and r.stderr.count("\n") == 1, r.stderr
     expected = {"small": "smaller configuration than the course's", "two seeds": "needs at least 3",
                 "two data sets": "different data sets", "not every point": "did not earn every point",
                 "no row": "give --row NAME",
-                "a pretraining with no share": "has no pretraining share in every seed"}[case]
+                "a pretraining with no share": "has no pretraining share in every seed",
+                "a finetuning that moved far": "a drift bar of 0.600 is above 0.5"}[case]
     assert expected in r.stderr, r.stderr
     assert points.read_text(encoding="utf-8") == before
 
