@@ -350,6 +350,10 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
         print(shown(f"  {a} ~ {b}: {', '.join(files)}"))
 
     code_pairs, ranked = (None, None) if code is None else write_code_pairs(out, code, boilerplate, code_files)
+    groups = clusters(pairs, code_pairs)
+    if groups:
+        print(shown(f"groups that the flagged pairs join: {len(groups)}; the largest: {', '.join(groups[0].members)} "
+                    f"({' and '.join(groups[0].kinds)})"))
 
     png = out.with_suffix(".png")
     if plot(png, totals, accs, part_points(ordered, test_ids)):
@@ -376,6 +380,7 @@ def write_code_pairs(out, code, boilerplate, code_files):
     import code_similarity  # copydetect: tools/requirements.txt
 
     pairs, bodies = code_similarity.all_pairs(code, boilerplate)
+    starter = code_similarity.fingerprint(boilerplate)  # never highlighted on a pair's page
     ranked = sorted(pairs, key=lambda p: (-p.score, p.a, p.b))
     flagged = code_similarity.flagged(pairs)
     folder = out.with_name(out.stem + ".similar")
@@ -385,7 +390,7 @@ def write_code_pairs(out, code, boilerplate, code_files):
     for k, pair in enumerate(flagged, 1):
         page = folder / f"pair-{k}.html"
         with private_path(page) as tmp:
-            Path(tmp).write_text(code_similarity.side_by_side(pair, bodies, "report.html"), encoding="utf-8",
+            Path(tmp).write_text(code_similarity.side_by_side(pair, bodies, "report.html", starter), encoding="utf-8",
                                  errors="backslashreplace")
         pages.append((pair, f"{folder.name}/{page.name}"))
     for old in folder.glob("pair-*.html"):  # an earlier run's pages of pairs no longer flagged
@@ -460,6 +465,10 @@ test.</p>
 {stats}
 <h2>Score distributions</h2>
 {histograms}
+<h2>Possible copying: groups</h2>
+<p>Submissions that the flagged pairs below join, of code or of prediction files, directly or through another
+member: the largest group first.  A group that both kinds of evidence join is the first to look at.</p>
+{clusters}
 <h2>Possible copying: code</h2>
 {code}
 <h2>Possible copying: prediction files</h2>
@@ -515,6 +524,41 @@ def roster(ordered, test_ids, pred_pairs, code_pairs):
             row["parts"] = points_by_part(res, parts)
         rows.append(row)
     return sorted(parts), rows
+
+
+class Cluster(NamedTuple):
+    """Submissions that flagged pairs join, directly or through one another: its members, and each flagged pair
+    among them with what joins it ("code 72%" or "predictions: FILE 99.2%")."""
+
+    members: list
+    links: list  # [(a, b, what)]
+
+    @property
+    def kinds(self):
+        """"code", "predictions" or both: a group that both kinds of evidence join is the first to look at."""
+        return sorted({what.split()[0].rstrip(":") for _, _, what in self.links})
+
+
+def clusters(pred_pairs, code_pairs):
+    """The groups of submissions that flagged pairs of either kind join (a pair of prediction files, a pair of
+    code; union of both), the largest first, then those both kinds join: [Cluster]."""
+    links = [(r.a, r.b, f"predictions: {r.file} {r.fraction:.1%}") for r in pred_pairs]
+    links += [(p.a, p.b, f"code {p.score:.0%}") for p, _ in code_pairs or []]
+    parent = {}
+
+    def root(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b, _ in links:
+        parent[root(a)] = root(b)
+    groups = {}
+    for a, b, what in links:
+        groups.setdefault(root(a), []).append((a, b, what))
+    found = [Cluster(sorted({n for a, b, _ in group for n in (a, b)}), sorted(group)) for group in groups.values()]
+    return sorted(found, key=lambda c: (-len(c.members), -len(c.kinds), c.members))
 
 
 def statistics_rows(ordered, test_ids):
@@ -612,7 +656,12 @@ def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=()
             + f"; distinct answers {r.distinct_a} and {r.distinct_b}")
     predictions = table(["submission", "submission", "files"],
                         [[e(a), e(b), "<br>".join(files)] for (a, b), files in sorted(by_pair.items())])
+    groups = table(["submissions", "joined by", "flagged pairs"],
+                   [["<br>".join(e(m) for m in c.members), e(" and ".join(c.kinds)),
+                     "<br>".join(e(f"{a} ~ {b}: {what}") for a, b, what in c.links)]
+                    for c in clusters(pred_pairs, code_pairs)])
     ungraded = table(["submission", "why"], [[e(name), e("; ".join(rec.get("problems", [])) or "not graded")]
                                              for name, rec in ordered if not rec.get("graded")])
     return REPORT.format(title=e(out.stem), summary=summary, facts=fact_list, roster=roster_table, stats=stats,
-                         histograms=histograms, code=code, predictions=predictions, ungraded=ungraded, same=SIMILAR)
+                         histograms=histograms, clusters=groups, code=code, predictions=predictions,
+                         ungraded=ungraded, same=SIMILAR)

@@ -27,8 +27,10 @@ Outputs, beside --out (grades.csv):
                       and the order of functions): the pair's score, each file's, the most similar file
   grades.similar/     per flagged pair, its matching code side by side (HTML)
   grades.png          histograms of the totals, each part's points and the accuracies
-  report.html         one page: the histograms, the flagged pairs (linked to their side-by-side pages) and
-                      the submissions that were not graded, with the reason; open it in a browser
+  report.html         one page: the run's facts, a sortable roster, statistics per part and per test, the
+                      histograms, the groups that flagged pairs join, the flagged pairs (linked to their
+                      side-by-side pages) and the submissions that were not graded, with the reason; open it in
+                      a browser
   grades.cache/       one result per submission; a re-run grades only new or changed submissions
                       (--regrade grades all of them again)
 Every output is its owner's alone (files 0600, folders 0700), whatever the umask: they hold students' grades

@@ -351,6 +351,33 @@ def test_histograms_of_points_have_a_bin_per_whole_point():
     assert len(bins) == 21 and bins[0] == 0 and bins[-1] == 1
 
 
+def test_flagged_pairs_of_either_kind_join_into_groups_the_largest_first(tmp_path):
+    """alice ~ bob and bob ~ carol by their prediction files, carol ~ dave and alice ~ bob by their code: one group
+    of four that both kinds join, with every link; erin ~ frank by code alone: a group of two.  The page lists the
+    groups in that order, and a submission in no flagged pair is in none."""
+    import code_similarity
+
+    def pred(a, b):
+        return class_report.PredictionPair(a, b, "vanilla.pretrain.dev.predictions", 500, 400, 398, 0.995, 3, 80, 81)
+
+    def code(a, b, score):
+        return code_similarity.Pair(a, b, score, score, score, 900, {"dataset.py": score}, {"dataset.py": 900}), ""
+
+    preds = [pred("alice", "bob"), pred("bob", "carol")]
+    codes = [code("carol", "dave", 0.8), code("erin", "frank", 0.7), code("alice", "bob", 0.9)]
+    groups = class_report.clusters(preds, codes)
+    assert [(g.members, g.kinds) for g in groups] == [(["alice", "bob", "carol", "dave"], ["code", "predictions"]),
+                                                      (["erin", "frank"], ["code"])]
+    assert ("carol", "dave", "code 80%") in groups[0].links and len(groups[0].links) == 4
+    assert ("alice", "bob", "predictions: vanilla.pretrain.dev.predictions 99.5%") in groups[0].links
+    ordered = [(n, {"graded": False, "problems": []}) for n in ("alice", "bob", "carol", "dave", "erin", "frank",
+                                                                 "gina")]
+    page = class_report.report_page(tmp_path / "grades.csv", ordered, preds, codes, None)
+    section = page.split("<h2>Possible copying: groups</h2>")[1].split("<h2>")[0]
+    assert section.index("alice<br>bob<br>carol<br>dave") < section.index("erin<br>frank"), section
+    assert "gina" not in section and "code and predictions" in section, section
+
+
 def test_nearly_identical_means_at_least_98_percent_of_lines():
     rng = random.Random(0)
     base = [rng.choice(PLACES) for _ in range(100)]
