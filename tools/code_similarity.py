@@ -23,6 +23,7 @@ tools/class_report.py writes what this finds: grades.similar.csv and one side-by
 
 import html
 import io
+from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
@@ -104,11 +105,29 @@ def matched_slices(fp, other_hashes):
     slices = get_copied_slices(idx, fp.k).astype(np.int64)
     if slices.shape[1] == 0:
         return slices, 0
-    matched = int(np.sum(slices[1] - slices[0]))
-    if len(fp.offsets) > 0:  # from the filtered text back to the file's own characters (as compare_files does)
-        slices = slices + fp.offsets[:, 1][np.clip(np.searchsorted(fp.offsets[:, 0], slices), 0,
-                                                   fp.offsets.shape[0] - 1)]
-    return slices, matched
+    return to_raw(fp, slices), int(np.sum(slices[1] - slices[0]))
+
+
+def to_raw(fp, positions):
+    """Positions in fp's filtered text (an array) as positions in the file's own characters (as copydetect's
+    compare_files maps them)."""
+    positions = np.asarray(positions, dtype=np.int64)
+    if len(fp.offsets) == 0:
+        return positions
+    return positions + fp.offsets[:, 1][np.clip(np.searchsorted(fp.offsets[:, 0], positions), 0,
+                                                fp.offsets.shape[0] - 1)]
+
+
+def runs(fp, hashes):
+    """[(start, end, {hash})]: the runs of fp's filtered text whose fingerprints are among `hashes`, in order, each
+    with the hashes that lie in it."""
+    common = fp.hashes & hashes
+    if not common:
+        return []
+    idx = np.concatenate([fp.hash_idx[h] for h in common]).astype(np.int64)
+    slices = get_copied_slices(idx, fp.k).astype(np.int64)
+    return [(start, end, {h for h in common if any(start <= i < end for i in fp.hash_idx[h])})
+            for start, end in zip(*slices.tolist())]
 
 
 def side_score(body, other):
@@ -156,18 +175,70 @@ def flagged(pairs, threshold=THRESHOLD):
 # The matching regions side by side.
 
 
-def highlighted(fp, other_hashes):
-    """(fp's file as HTML, its parts that match other_hashes in <mark>; characters of filtered code matched)."""
-    slices, matched = matched_slices(fp, other_hashes)
-    text, out, at = fp.raw_code, [], 0
-    for start, end in zip(*slices.tolist()):
+def matching_blocks(body_a, body_b):
+    """The code the two sides share, as numbered blocks: ({file: [(start, end, number)]} of each side, in its raw
+    text).  A's runs that match B are numbered in file order; each of B's runs takes the number of the run of A
+    it shares the most fingerprints with, so that a block has one number, and one colour, on both sides."""
+    def spans(fp, start, end, number):
+        raw = to_raw(fp, [start, end]).tolist()
+        return raw[0], min(raw[1], len(fp.raw_code)), number
+
+    owner, side_a, side_b, number = {}, {}, {}, 0
+    for name, fp in body_a.files.items():
+        for start, end, inside in runs(fp, body_b.hashes):
+            number += 1
+            owner.update({h: number for h in inside if h not in owner})
+            side_a.setdefault(name, []).append(spans(fp, start, end, number))
+    for name, fp in body_b.files.items():
+        for start, end, inside in runs(fp, body_a.hashes):
+            votes = Counter(owner[h] for h in inside if h in owner)
+            side_b.setdefault(name, []).append(spans(fp, start, end, votes.most_common(1)[0][0] if votes else 0))
+    return side_a, side_b
+
+
+def starter_spans(fp, starter):
+    """[(start, end)] of fp's raw text that the starter gives everyone: its runs among the starter's fingerprints
+    (starter: the boilerplate's Body), found in the file fingerprinted without the boilerplate left out."""
+    if starter is None:
+        return []
+    whole = CodeFingerprint(fp.filename, K, WINDOW, language="python", fp=io.StringIO(fp.raw_code))
+    return [tuple(to_raw(whole, [start, end]).tolist()) for start, end, _ in runs(whole, starter.hashes)]
+
+
+def without(spans, holes):
+    """The parts of the spans [(start, end, tag)] outside every hole [(start, end)]."""
+    out = []
+    for start, end, tag in spans:
+        pieces = [(start, end)]
+        for h0, h1 in holes:
+            pieces = [piece for a, b in pieces for piece in ((a, min(b, h0)), (max(a, h1), b)) if piece[0] < piece[1]]
+        out += [(a, b, tag) for a, b in pieces]
+    return sorted(out)
+
+
+COLOURS = 6  # mark colours, one per block number modulo this
+
+
+def highlighted(text, spans, mine, other):
+    """text as HTML, each span (start, end, number) in a <mark> of its block's colour; the first piece of each
+    block starts with its number, a link to the same block on the other side (ids mine-N and other-N)."""
+    out, at, seen = [], 0, set()
+    for start, end, number in spans:
         start, end = max(start, at), min(end, len(text))
         if start >= end:
             continue
-        out += [html.escape(text[at:start]), "<mark>", html.escape(text[start:end]), "</mark>"]
+        out.append(html.escape(text[at:start]))
+        if number not in seen:
+            seen.add(number)
+            out.append(f'<a class="n" id="{mine}-{number}" href="#{other}-{number}">{number}</a>')
+        out += [f'<mark class="c{number % COLOURS}">', html.escape(text[start:end]), "</mark>"]
         at = end
     out.append(html.escape(text[at:]))
-    return "".join(out), matched
+    return "".join(out)
+
+
+def line_of(text, position):
+    return text.count("\n", 0, position) + 1
 
 
 PAGE = """<!DOCTYPE html>
@@ -176,33 +247,62 @@ PAGE = """<!DOCTYPE html>
 body {{ font-family: sans-serif; margin: 1em; }}
 .cols {{ display: grid; grid-template-columns: 1fr 1fr; gap: 1em; }}
 .cols > div {{ min-width: 0; }}
-pre {{ background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: 12px; }}
-mark {{ background: #ffd36b; }}
+pre {{ background: #f6f6f6; padding: .5em; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; }}
+mark.c0 {{ background: #ffd36b; }} mark.c1 {{ background: #9fd8ff; }} mark.c2 {{ background: #b5eca0; }}
+mark.c3 {{ background: #ffb3c6; }} mark.c4 {{ background: #d9c2ff; }} mark.c5 {{ background: #ffc99a; }}
+a.n {{ font-size: 10px; vertical-align: super; margin-right: 2px; }}
 summary {{ font-weight: bold; margin: .6em 0 .2em; cursor: pointer; }}
 </style></head><body>
 <p><a href="../{report}">back to the report</a></p>
 <h1>{title}</h1>
 <p>Score {score:.0%} ({a}: {score_a:.0%} of its own code matches; {b}: {score_b:.0%}).  Highlighted: the code
-that matches the other submission's, anywhere in its files, after names, comments and layout are set aside;
-what the starter gives everyone is never highlighted.  Files without a match are folded: click to open.  A
-match is evidence for a person to weigh, not a verdict.</p>
+that matches the other submission's, anywhere in its files, after names, comments and layout are set aside, one
+colour and number per matching block (a number links to the same block on the other side); what the starter gives
+everyone is never highlighted.  Files without a match are folded: click to open.  A match is evidence for a person
+to weigh, not a verdict.</p>
+{blocks}
 <div class="cols"><div><h2>{a}</h2>{left}</div><div><h2>{b}</h2>{right}</div></div>
 </body></html>
 """
 
 
-def side_by_side(pair, bodies, report_name):
-    """The HTML page of one pair: each submission's files, the code matching the other's highlighted."""
-    def column(mine, other):
+def side_by_side(pair, bodies, report_name, starter=None):
+    """The HTML page of one pair: each submission's files, the code matching the other's highlighted block by block,
+    and the list of blocks with their lines on each side.  starter: the boilerplate's Body, whose code is never
+    highlighted."""
+    sides = matching_blocks(bodies[pair.a], bodies[pair.b])
+    where = {}
+
+    def column(k, mine, tag, other_tag):
         parts = []
         for name, fp in bodies[mine].files.items():
-            code, matched = highlighted(fp, bodies[other].hashes)
-            label = (f"{matched / fp.token_coverage:.0%} of its own code matches" if fp.token_coverage else
-                     "no code of its own: the starter's")
-            parts.append(f"<details{' open' if matched else ''}><summary>{html.escape(name)} ({label})</summary>"
-                         f"<pre>{code}</pre></details>")
+            spans = without(sides[k].get(name, []), starter_spans(fp, starter))
+            for start, end, number in spans:
+                first, last = where.setdefault((number, k), {}).setdefault(name, (start, end))
+                where[(number, k)][name] = (min(first, start), max(last, end))
+            if fp.token_coverage:
+                _, matched = matched_slices(fp, bodies[pair.b if mine == pair.a else pair.a].hashes)
+                label = f"{matched / fp.token_coverage:.0%} of its own code matches"
+            elif name in DICTATED:
+                label = "every line is the starter's or what the handout dictates: not compared"
+            else:
+                label = "no code of its own: the starter's"
+            parts.append(f"<details{' open' if spans else ''}><summary>{html.escape(name)} ({label})</summary>"
+                         f"<pre>{highlighted(fp.raw_code, spans, tag, other_tag)}</pre></details>")
         return "\n".join(parts)
 
+    left, right = column(0, pair.a, "a", "b"), column(1, pair.b, "b", "a")
+
+    def lines(number, k, body):
+        return "; ".join(f"{html.escape(name)} lines {line_of(body.files[name].raw_code, s)}-"
+                         f"{line_of(body.files[name].raw_code, max(s, e - 1))}"
+                         for name, (s, e) in sorted(where.get((number, k), {}).items()))
+
+    numbers = sorted({n for (n, _) in where})
+    blocks = ("<table><tr><th>block</th><th>" + html.escape(pair.a) + "</th><th>" + html.escape(pair.b)
+              + "</th></tr>" + "".join(f'<tr><td><a href="#a-{n}">{n}</a></td><td>{lines(n, 0, bodies[pair.a])}</td>'
+                                       f"<td>{lines(n, 1, bodies[pair.b])}</td></tr>" for n in numbers)
+              + "</table>") if numbers else ""
     return PAGE.format(title=html.escape(f"{pair.a} ~ {pair.b}"), report=html.escape(report_name),
                        a=html.escape(pair.a), b=html.escape(pair.b), score=pair.score, score_a=pair.score_a,
-                       score_b=pair.score_b, left=column(pair.a, pair.b), right=column(pair.b, pair.a))
+                       score_b=pair.score_b, blocks=blocks, left=left, right=right)

@@ -325,11 +325,41 @@ def test_the_starter_never_makes_a_pair_similar(starter):
 def test_the_side_by_side_page_marks_the_matching_code(tmp_path):
     pairs, bodies = measured()
     pair = next(p for p in pairs if (p.a, p.b) == ("copy-moved", "reference"))
-    page = code_similarity.side_by_side(pair, bodies, "report.html")
+    starter = code_similarity.fingerprint(boilerplate())
+    page = code_similarity.side_by_side(pair, bodies, "report.html", starter)
     assert "<h2>copy-moved</h2>" in page and 'href="../report.html"' in page
     # the moved class is marked in attention.py, where it now is, and in the reference's model.py
     left, right = page.split("<h2>copy-moved</h2>")[1].split("<h2>reference</h2>")
-    assert "<mark>" in left.split("<summary>attention.py")[1].split("</pre>")[0]
-    assert "<mark>" in right.split("<summary>model.py")[1].split("</pre>")[0]
-    assert "<mark>" not in right.split("<summary>attention.py")[1].split("</pre>")[0]  # the starter's, all of it
+    assert "<mark" in left.split("<summary>attention.py")[1].split("</pre>")[0]
+    assert "<mark" in right.split("<summary>model.py")[1].split("</pre>")[0]
+    assert "<mark" not in right.split("<summary>attention.py")[1].split("</pre>")[0]  # the starter's, all of it
     assert pair.per_file["attention.py"] > 0.5 and "trainer.py" not in pair.per_file
+    # helper.py, all of it the starter's or what the handout dictates, is said to be so, not "0 % of its own"
+    assert "<summary>helper.py (every line is the starter's or what the handout dictates: not compared)" in left
+
+
+def test_a_pairs_page_numbers_each_matching_block_on_both_sides_and_never_marks_the_starter():
+    """Each block of matching code has one number and colour on both sides, links to the other side's, and a row
+    of the page's table with its lines on each side; what the starter gives everyone (its docstrings, the
+    signatures it writes) is never inside a mark, where without the starter's code to leave out it was."""
+    pairs, bodies = measured()
+    pair = next(p for p in pairs if (p.a, p.b) == ("copy-renamed", "reference"))
+    starter = code_similarity.fingerprint(boilerplate())
+    page = code_similarity.side_by_side(pair, bodies, "report.html", starter)
+    left, right = page.split("<h2>copy-renamed</h2>")[1].split("<h2>reference</h2>")
+    numbers = {side: set(re.findall(r'<a class="n" id="%s-(\d+)" href="#%s-\1">' % (mine, other), text))
+               for side, mine, other, text in (("left", "a", "b", left), ("right", "b", "a", right))}
+    assert numbers["left"] and numbers["left"] == numbers["right"], numbers
+    for n in numbers["left"]:
+        colour = int(n) % code_similarity.COLOURS
+        assert f'id="a-{n}" href="#b-{n}">{n}</a><mark class="c{colour}">' in left
+        assert f'<tr><td><a href="#a-{n}">{n}</a></td><td>' in page
+    assert re.search(r"<td>dataset\.py lines \d+-\d+</td>", page), page[:3000]
+
+    def marked(text):
+        return "".join(re.findall(r'<mark class="c\d">(.*?)</mark>', text, re.S))
+
+    said = ["Birthplace finetuning data", "Return (x, y), two LongTensors"]  # the starter's docstrings
+    assert not any(s in marked(page) for s in said)
+    unfiltered = code_similarity.side_by_side(pair, bodies, "report.html")
+    assert all(s in marked(unfiltered) for s in said)
