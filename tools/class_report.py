@@ -325,13 +325,15 @@ def plot(path, totals, accs, parts=None):
     return True
 
 
-def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=None, code_files=(), facts=()):
+def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=None, code_files=(), facts=(),
+                 others=None):
     """Write grades.csv (out), grades.pairs.csv, grades.png, grades.similar.csv with grades.similar/ and
     report.html, and print what a person should look at: the problems of each submission and the pairs flagged
     as possible copying.  ordered: (name, cache record) of every submission in the CSV's order; preds: {name:
     submission_predictions(...)}; answers: load_answers(); code: {name: submission_code(...)} (None: no code
     comparison); boilerplate: code_similarity.boilerplate_code(...); code_files: the seven files, one score column
-    each; facts: (label, value) of the run, shown at the top of the page."""
+    each; facts: (label, value) of the run, shown at the top of the page; others: {label: {file: text}} of code
+    each submission's is compared with too, but not one with another (code_similarity.all_pairs)."""
     header, rows, totals, accs = grade_rows(ordered, test_ids, preds, answers)
     write_csv(out, header, rows)
     print(f"wrote {out} ({len(rows)} rows; {sum(1 for _, r in ordered if r.get('graded'))} graded)")
@@ -349,7 +351,8 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
         files = [f"{r.file} {r.fraction:.1%}" for r in pairs if (r.a, r.b) == (a, b)]
         print(shown(f"  {a} ~ {b}: {', '.join(files)}"))
 
-    code_pairs, ranked = (None, None) if code is None else write_code_pairs(out, code, boilerplate, code_files)
+    code_pairs, ranked = (None, None) if code is None else write_code_pairs(out, code, boilerplate, code_files,
+                                                                            others)
     groups = clusters(pairs, code_pairs)
     if groups:
         print(shown(f"groups that the flagged pairs join: {len(groups)}; the largest: {', '.join(groups[0].members)} "
@@ -373,13 +376,13 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
 # Code similarity (tools/code_similarity.py) and the report page.
 
 
-def write_code_pairs(out, code, boilerplate, code_files):
-    """Compare the class's code, write grades.similar.csv and one side-by-side page per flagged pair in
-    grades.similar/; returns [(pair, the page's path relative to out's folder)] of the flagged pairs, and every
-    pair compared, the highest score first."""
+def write_code_pairs(out, code, boilerplate, code_files, others=None):
+    """Compare the class's code (and each submission's with `others`), write grades.similar.csv and one
+    side-by-side page per flagged pair in grades.similar/; returns [(pair, the page's path relative to out's
+    folder)] of the flagged pairs, and every pair compared, the highest score first."""
     import code_similarity  # copydetect: tools/requirements.txt
 
-    pairs, bodies = code_similarity.all_pairs(code, boilerplate)
+    pairs, bodies = code_similarity.all_pairs(code, boilerplate, others)
     starter = code_similarity.fingerprint(boilerplate)  # never highlighted on a pair's page
     ranked = sorted(pairs, key=lambda p: (-p.score, p.a, p.b))
     flagged = code_similarity.flagged(pairs)

@@ -152,18 +152,19 @@ def compare(a, body_a, b, body_b):
                 max(matched_a, matched_b), per_file, matched)
 
 
-def all_pairs(code_by_name, boilerplate):
+def all_pairs(code_by_name, boilerplate, others=None):
     """Every pair of submissions compared (a < b by name), and {submission: Body}.  code_by_name: {submission:
-    {file: text}}; boilerplate: {label: text} whose code never counts (boilerplate_code()).  Pairs with nothing
-    in common (no shared fingerprint) are left out."""
+    {file: text}}; boilerplate: {label: text} whose code never counts (boilerplate_code()); others: {label:
+    {file: text}} of code to compare each submission with but not with each other (the reference solution, past
+    terms' submissions), each pair with the submission first.  Pairs with nothing in common (no shared
+    fingerprint) are left out."""
     common = fingerprint(boilerplate)
     bodies = {name: fingerprint(code, common) for name, code in sorted(code_by_name.items())}
     names = sorted(bodies)
-    pairs = []
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            if bodies[a].hashes & bodies[b].hashes:
-                pairs.append(compare(a, bodies[a], b, bodies[b]))
+    extra = {label: fingerprint(code, common) for label, code in sorted((others or {}).items())}
+    candidates = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]] + [(a, b) for a in names for b in extra]
+    bodies.update(extra)
+    pairs = [compare(a, bodies[a], b, bodies[b]) for a, b in candidates if bodies[a].hashes & bodies[b].hashes]
     return pairs, bodies
 
 

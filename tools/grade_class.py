@@ -290,7 +290,47 @@ def build_parser():
     p.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every time limit of the grader")
     p.add_argument("--tests", nargs="+", default=[], help="grade only these test ids or parts (e.g. 1d 1e-0-basic)")
     p.add_argument("--regrade", action="store_true", help="grade every submission again, ignoring the cache")
+    p.add_argument("--compare-reference", action="store_true",
+                   help=f"compare each submission's code with the reference solution's too, named {REFERENCE!r}")
+    p.add_argument("--compare-past", action="append", default=[], metavar="DIR",
+                   help="a folder of past terms' submissions (zips and/or folders) to compare each submission's code "
+                        f"with too, named {PAST!r} + their names; never graded (may be given more than once)")
     return p
+
+
+def compared_with(args, others):
+    """What the class's code was compared with besides itself, in a few words."""
+    said = ["the reference solution"] if REFERENCE in others else []
+    for folder in map(Path, args.compare_past):
+        count = sum(1 for label in others if label.startswith(f"{PAST}{folder.name}/"))
+        said.append(f"{count} past submissions in {folder}")
+    return "; ".join(said) or "nothing beyond the class (--compare-reference, --compare-past DIR)"
+
+
+REFERENCE = "(reference solution)"  # the code comparison's names of what is not this class's
+PAST = "(past) "
+
+
+def comparison_code(args, solution_dir, names):
+    """{label: {file: text}} of the code each submission is compared with besides the class's (--compare-reference,
+    --compare-past), or a UserError.  names: the class's submissions, whose names the labels must not take."""
+    seven = student_code_files()
+    others = {}
+    if args.compare_reference:
+        others[REFERENCE] = {f: (solution_dir / f).read_text(encoding="utf-8") for f in seven
+                             if (solution_dir / f).is_file()}
+    for folder in map(Path, args.compare_past):
+        if not folder.is_dir():
+            raise UserError(f"--compare-past {folder} is not a folder; give the folder that holds past submissions")
+        for name, path in find_submissions(folder):
+            code = submission_code(path, deliverable_names(), seven)
+            if code:
+                others[f"{PAST}{folder.name}/{name}"] = code
+    taken = sorted(set(others) & set(names))
+    if taken:
+        raise UserError(f"a submission is named {taken[0]!r}, as grade_class names what it compares the class with; "
+                        "rename it")
+    return others
 
 
 def usable_cpus():
@@ -388,6 +428,7 @@ def run(args):
     except ReleaseError as e:
         raise UserError(f"--solution-dir: {e}; the starter's code, which the code comparison leaves out, "
                         "cannot be made from it") from None
+    others = comparison_code(args, solution_dir, names)
 
     cpus = usable_cpus()
     jobs = args.jobs or default_jobs(len(cpus), physical_memory())
@@ -467,9 +508,10 @@ def run(args):
     facts = [("data", f"{data_dir}; accuracy thresholds: {data.describe()}"),
              ("graded", time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())),
              ("kit", kit_version()),
-             ("tests", f"{len(test_ids)}: " + (" ".join(args.tests) if args.tests else "all of grader.py's"))]
+             ("tests", f"{len(test_ids)}: " + (" ".join(args.tests) if args.tests else "all of grader.py's")),
+             ("code also compared with", compared_with(args, others))]
     write_report(out, [(n, records[n]) for n in names], test_ids, preds, answers, code=code,
-                 boilerplate=boilerplate, code_files=seven, facts=facts)
+                 boilerplate=boilerplate, code_files=seven, facts=facts, others=others)
     return 0
 
 

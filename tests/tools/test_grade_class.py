@@ -739,6 +739,47 @@ def test_a_class_report_flags_every_planted_copy_and_no_distinct_pair(tmp_path, 
     check_class_report(out, members)
 
 
+def test_each_submissions_code_is_compared_with_the_reference_and_past_terms_when_asked(tmp_path, data, monkeypatch,
+                                                                                       capsys):
+    """--compare-reference and --compare-past DIR: the class (the other readings and the planted copies, without the
+    reference) is compared with the reference solution and a past term's submissions as well, never those with each
+    other.  The planted copies are flagged with "(reference solution)", a reading handed in again is flagged with
+    the past term's copy of it, and the reference's code and the past copy of it are not a pair.  A past folder that
+    is not there is one sentence, before any grading."""
+    import shutil
+
+    import test_code_similarity as similar
+
+    subs, members = class_folder(tmp_path, data)
+    shutil.rmtree(subs / "reference")
+    past = tmp_path / "2025"
+    for name, code in (("old-copy", similar.reference()), ("old-reading", similar.readings()["dataset-ids"])):
+        (past / name).mkdir(parents=True)
+        for fname, text in code.items():
+            (past / name / fname).write_text(text, encoding="utf-8")
+    monkeypatch.setattr(grade_class, "grade_one", fake_graded)
+    out = tmp_path / "grades.csv"
+    argv = [str(subs), "--out", str(out), "--data-dir", str(data), "--tests", "1e-0-basic"]
+    assert grade_class.main(argv + ["--compare-reference", "--compare-past", str(past)]) == 0
+    flagged = flagged_code_pairs(out)
+    for copy in similar.planted_copies():
+        assert (copy, grade_class.REFERENCE) in flagged and (copy, "(past) 2025/old-copy") in flagged, copy
+    assert ("dataset-ids", "(past) 2025/old-reading") in flagged
+    assert not any(a.startswith("(") for a, _ in flagged)  # the reference and the past term never with each other
+    page = out.with_name("report.html").read_text(encoding="utf-8")
+    assert "code also compared with: the reference solution; 2 past submissions in" in page
+    capsys.readouterr()
+
+    def never(*args):
+        raise AssertionError("graded before the comparison's folders were checked")
+
+    monkeypatch.setattr(grade_class, "grade_one", never)
+    argv[2] = str(tmp_path / "again.csv")
+    assert grade_class.main(argv + ["--compare-past", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --compare-past") and err.count("\n") == 1, err
+
+
 def screenshot(page, png, tmp_path):
     """Render page in Debian's headless Chromium into png (1200 x 2400)."""
     subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
