@@ -63,12 +63,12 @@ GRADING_FILES = ["grader.py", "graderUtil.py", "grading/", "checks/", "attention
                  "kit/course.py", "kit/fileio.py", "kit/baseline.py", "points.json"]
 
 # What only the hidden tests' judges read: the reference's block in every reading the grader accepts, a params
-# file read as the course's model and its forward pass, the learning statistics, a finetuned file's descent from its
-# pretrain file.  They ship in the Gradescope bundle and grade_class's copy (GRADING_FILES' "checks/" holds them
-# there), never in the student starter: they spell out what the student writes.  Their functions are taken by name
-# (judge_only), imported when a hidden test runs.
+# file read as the course's model and its forward pass, the learning statistics.  They ship in the Gradescope bundle
+# and grade_class's copy (GRADING_FILES' "checks/" holds them there), never in the student starter: they spell out
+# what the student writes.  Their functions are taken by name (judge_only), imported when a hidden test runs.
+# (checks/lineage.py ships to students: it spells out nothing they write, and their grader warns with it.)
 JUDGE_ONLY_FILES = ["checks/readings.py", "checks/same_weights.py", "checks/params.py", "checks/decoder.py",
-                    "checks/learned.py", "checks/lineage.py"]
+                    "checks/learned.py"]
 observe_vanilla_logits = judge_only("checks.same_weights", "observe_vanilla_logits")
 check_vanilla_logits = judge_only("checks.same_weights", "check_vanilla_logits")
 observe_block_outputs = judge_only("checks.same_weights", "observe_block_outputs")

@@ -1,31 +1,31 @@
 """Whether one params file descends from another: a finetuned model from the pretrained params it names.
 
-The handout's finetuning starts from the pretraining's params and moves them a little: ten epochs of a few hundred
-questions, a few dozen optimizer steps, each of which changes a weight by about the learning rate.  Everything a
-pretraining wrote is still there, nearly unchanged.  Two models that did not come one from the other are far
-apart, even when both started from the same random weights (the course's default seed gives every student the
-same ones): thousands of pretraining steps separate them.  So the distance between the two files' weights, against
-the size of the pretrained ones, says whether a finetuned file was finetuned from the pretrain file submitted with
-it:
+The handout's finetuning starts from the pretraining's params and moves them a little: ten epochs of the training
+questions, 80 optimizer steps on the course's data, each of which changes a weight by about the learning rate.
+Everything a pretraining wrote is still there, nearly unchanged.  Two models that did not come one from the other
+are far apart, even when both started from the same random weights (the course's default seed gives every student
+the same ones): thousands of pretraining steps separate them.  So the distance between the two files' weights,
+against the size of the pretrained ones, says whether a finetuned file was finetuned from the pretrain file
+submitted with it:
 
     drift = |finetuned - pretrained| / |pretrained|
 
-over every weight matrix (embeddings, projections, the perceiver's basis C), the vector norm of all their entries
-together.  The LayerNorms' gains and every bias are left out: every run starts them at the same constants (1 and
-0), so they would bring any two models closer.  Nothing here runs a model: the two files' tensors, matched by
-name, are all it reads (a finetuning loads the pretrained state dict by name, so the names are the same).
+over the weight matrices the model reads (embeddings, projections, the perceiver's basis C), the vector norm of all
+their entries together.  The LayerNorms' gains and every bias are left out: every run starts them at the same
+constants (1 and 0), so they would bring any two models closer.  Nothing here runs a model: the two files'
+tensors, matched by name, are all it reads (a finetuning loads the pretrained state dict by name, so the names are
+the same).  The judge measures it (checks.predictions.learning_check), and a student's own grader, which has no
+answers, says beforehand what the judge will find (checks.predictions.descent_note).
 """
 
 import math
 
-# The widest drift bar the instructor's calibration sets (tools/experiment.py): models that do not descend one from
-# the other can be nearer than a share of their size well under 1.  Measured on the course's data (docs/benchmarks.md,
-# "The finetuning drift"): a vanilla model finetuned without pretraining is 0.93-0.98 from pretrainings begun from
-# the same random weights, and two snapshots of one pretraining 4 epochs apart are 0.66 apart, where the handout's
-# finetuning moved a 14-epoch pretraining 0.15 and a 5-epoch one 0.20.
+# The widest drift bar the instructor's calibration of a data set sets: models that do not descend one from the
+# other can be nearer than a share of their size well under 1.  Measured on the course's data (the kit's
+# benchmarks, "The finetuning drift"): a vanilla model finetuned without pretraining is 0.93-0.98 from
+# pretrainings begun from the same random weights, and two snapshots of one pretraining 4 epochs apart are 0.66
+# apart, where the handout's finetuning moved a 14-epoch pretraining 0.15 and a 5-epoch one 0.20.
 DRIFT_CEILING = 0.5
-
-from graderUtil import Fail
 
 
 def drift_record(child, parent, names):

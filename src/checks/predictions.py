@@ -29,7 +29,7 @@ they ship with the hidden tests (grader.JUDGE_ONLY_FILES), so this module import
 from pathlib import Path
 
 from kit import course
-from checks.bars import at_least
+from checks.bars import at_least, at_most
 from graderUtil import Fail
 from kit.baseline import baseline
 from kit.fileio import read_lines, read_tsv
@@ -267,13 +267,49 @@ def observe_file(ctx, fname):
         raise Fail(problem)
 
 
-def pending_note(fname, predictions_dir, data_dir, shown=None):
-    """Where the answers are absent (a student's machine): the same local check, never an expected value.  shown:
-    the folder to name in a message (the student's, where predictions_dir is the sandbox's copy of it)."""
+def pending_note(fname, predictions_dir, data_dir, shown=None, row=None):
+    """Where the answers are absent (a student's machine): the same local check, never an expected value, and
+    whether the params that go with the file descend from the pretrain file beside them (descent_note), which
+    needs no answer.  shown: the folder to name in a message (the student's, where predictions_dir is the
+    sandbox's copy of it); row: the thresholds row the grading uses."""
     split, _ = PREDICTIONS[fname]
     questions = Path(data_dir) / QUESTION_FILES[split]
-    problem = file_problem(fname, predictions_dir, questions if questions.is_file() else None, shown)
+    problem = (file_problem(fname, predictions_dir, questions if questions.is_file() else None, shown)
+               or descent_note(fname, predictions_dir, row))
     return f" (note: {problem})" if problem else ""
+
+
+def descent_note(fname, predictions_dir, row):
+    """Why the judge will find that the finetuned params of a prediction file were not finetuned from the pretrain
+    file beside them, by the row's drift bar (checks.lineage), told before the student submits; '' where they
+    were, or where either file is absent or cannot be read here (the judge says why).  On the student's own files,
+    every weight matrix of the pretrain file is compared: the judge's model reads every one of a correct run's."""
+    params_name, _, target = PARAMS_FOR[fname]
+    source = course.TARGET[target].reads
+    bar = (((row or {}).get("learned") or {}).get(params_name) or {}).get("max_finetune_drift")
+    child, parent = Path(predictions_dir) / params_name, Path(predictions_dir) / str(source)
+    if source is None or bar is None or not (child.is_file() and parent.is_file()):
+        return ""
+    import torch
+
+    from checks.lineage import descent_problem, drift_record
+
+    def tensors(path):
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        return {k: v.float() for k, v in state.items() if torch.is_tensor(v) and v.is_floating_point()}
+
+    try:
+        before = tensors(parent)
+        record = drift_record(tensors(child), before, list(before))
+        near = not descent_problem(record, params_name, source) and at_most(record["drift"], bar, "the drift")
+    except Exception:  # noqa: BLE001 - whatever the files hold: the judge's own check says what is wrong
+        return ""
+    if near:
+        return ""
+    return (f"{params_name} is {100 * record['drift']:.0f} % of the size of {source}'s weights away from them, where "
+            f"a finetuning moves them at most {100 * float(bar):g} %: it was not finetuned from this {source}, and "
+            f"{fname} will earn no accuracy points. Run ./run.sh {target} and the evaluations again, and submit "
+            "the files of that run")
 
 
 def check_file(ctx, report, fname, gold_files):

@@ -289,7 +289,7 @@ def run(args, specs, order, setup):
                 try:
                     # as root, on the sandbox's copy: a link in the submission is never followed
                     note = pending_note(sandbox.predictions_dir if sandbox else setup.predictions_dir,
-                                        setup.data_dir, shown=setup.predictions_dir)
+                                        setup.data_dir, shown=setup.predictions_dir, row=setup.row)
                 except OSError:
                     note = ""
             results[tid] = {"id": tid, "status": "pending", "message": PENDING_MESSAGE + note, "output": "",

@@ -143,6 +143,29 @@ def test_missing_prediction_files_name_the_target(tmp_path, reference_src, data,
     assert f"is missing from {tmp_path}:" in r.tests["1d-0-hidden"]["output"], r.tests["1d-0-hidden"]["output"]
 
 
+def test_a_students_grader_says_when_a_finetuned_file_was_not_finetuned_from_the_pretrain_file_beside_it(
+        tmp_path, reference_src, data):
+    """Where the answers are absent (a student's machine), the prediction tests are pending, and their note says
+    what the judge will find of the files' lineage: vanilla.finetune.params beside another model's
+    vanilla.pretrain.params, that it was not finetuned from it, with what to run again; the perceiver's files,
+    which descend from one another, get no such note."""
+    import course_params
+
+    pred = write_predictions(tmp_path / "pred", data, "correct")
+    course_params.save(course_params.course_net("vanilla", course_params.vocab(data), seed=5),
+                       pred / "vanilla.pretrain.params")
+    public = tmp_path / "public"
+    shutil.copytree(data, public, ignore=shutil.ignore_patterns("birth_test.tsv"))
+    r = run_grader(reference_src, "1f-1-hidden", "1g-1-hidden", data=public, predictions=pred)
+    assert r.status("1f-1-hidden") == r.status("1g-1-hidden") == "pending"
+    note = r.tests["1f-1-hidden"]["output"]
+    assert "(note: vanilla.finetune.params is " in note, note
+    assert "it was not finetuned from this vanilla.pretrain.params, " in note, note
+    assert ("and vanilla.pretrain.dev.predictions will earn no accuracy points. Run ./run.sh "
+            "vanilla_finetune_with_pretrain and the evaluations again") in note, note
+    assert "note:" not in r.tests["1g-1-hidden"]["output"], r.tests["1g-1-hidden"]["output"]
+
+
 @pytest.mark.parametrize("case", ["missing", "never pretrained"])
 def test_the_perceivers_points_need_the_pretraining_it_was_finetuned_from(tmp_path, reference_src, data, solution,
                                                                           case):
