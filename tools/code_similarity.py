@@ -14,7 +14,8 @@ A submission's seven files are compared as one body of code with the other's sev
 file is still found).  Its score against the other is copydetect's: the fraction of its fingerprinted code that
 lies in a match.  A pair's score is the larger of its two, so a submission copied whole into a larger one is
 found; and a pair is flagged when that score is at least THRESHOLD and the match covers at least MIN_MATCHED
-characters of code (a few generic lines in common are never a pair).  docs/instructor.md gives the scores of
+characters of code (a few generic lines in common are never a pair), or nearly all of one side's own code (WHOLE)
+and at least MIN_SMALL characters (a small part copied whole).  docs/instructor.md gives the scores of
 distinct solutions and of planted copies from which THRESHOLD comes (tests/tools/test_code_similarity.py
 measures them).
 
@@ -34,7 +35,15 @@ from copydetect.utils import get_copied_slices
 K = 25  # characters of the filtered text per fingerprint: copydetect's noise threshold (its default)
 WINDOW = 1  # winnowing window: 1 keeps every fingerprint (copydetect's default: guarantee threshold = K)
 THRESHOLD = 0.6  # a pair's score from which it is flagged: between distinct solutions and copies (docs/instructor.md)
-MIN_MATCHED = 2 * K  # characters of filtered code a flagged pair must share, at the least
+# Characters of filtered code a flagged pair must share, at the least: a pair's score is its larger side's, so a
+# submission with little code of its own (only helper.py's dictated calls) would decide a pair with a few common
+# lines.  On 14 real students' solutions of the course's 2023-24 terms laid into this starter (docs/instructor.md),
+# 50 characters flagged 14 of 77 independent pairs, 11 of them with such a submission (at most 0.825), and 300
+# flagged 4; every whole copy (30, at least 946 characters) and every partial copy that scores above THRESHOLD (at
+# least 517) stays.  A small body of code copied whole still is one: below MIN_MATCHED, a pair is flagged where
+# WHOLE of one side's own code matches, and at least MIN_SMALL characters.
+MIN_MATCHED = 300
+WHOLE, MIN_SMALL = 0.9, 2 * K
 # helper.py's student part is the handout's numbers in TrainerConfig and the calls its docstrings name: two
 # students who never met write it alike (a solution with its own dataset and perceiver scored 0.59 against the
 # reference with it, 0.25 without), so the reference's helper.py is boilerplate too
@@ -43,8 +52,10 @@ DICTATED = ["helper.py"]
 
 def boilerplate_code(solution_dir, names):
     """{label: text} of what never counts, from the reference solution's folder: each of the files `names` (the
-    seven student files) as the starter has it (its student regions emptied by tools/release.py), and the
-    DICTATED files as the reference has them."""
+    seven student files) as the starter has it (its student regions emptied by tools/release.py), the same
+    without the regions' `pass` placeholders (a student who deletes one joins the code before the region to the
+    code after it: fingerprints that no starter holds, and no student wrote), and the DICTATED files as the
+    reference has them."""
     from release import strip_regions  # the one rule that makes the starter
 
     out = {}
@@ -53,6 +64,7 @@ def boilerplate_code(solution_dir, names):
         if path.is_file():
             text = path.read_text(encoding="utf-8")
             out[name] = strip_regions(text, name)
+            out[f"{name} (its regions empty)"] = strip_regions(text, name, placeholder=False)
             if name in DICTATED:
                 out[f"{name} (the reference's)"] = text
     return out
@@ -169,7 +181,8 @@ def all_pairs(code_by_name, boilerplate, others=None):
 
 
 def flagged(pairs, threshold=THRESHOLD):
-    return [p for p in pairs if p.score >= threshold and p.matched >= MIN_MATCHED]
+    return [p for p in pairs if p.score >= threshold
+            and (p.matched >= MIN_MATCHED or (p.score >= WHOLE and p.matched >= MIN_SMALL))]
 
 
 # ----------------------------------------------------------------------------------------------------------

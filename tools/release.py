@@ -96,8 +96,10 @@ def regions(text, name):
         raise ReleaseError(f"{name}:{start}: START marker is never closed")
 
 
-def strip_regions(text, name):
-    """The text with every solution region emptied (markers, full-line comments and a `pass` kept)."""
+def strip_regions(text, name, placeholder=True):
+    """The text with every solution region emptied (markers, full-line comments and a `pass` kept).  Without the
+    placeholder, no `pass` either: a region as a student leaves it who deletes the `pass` and writes nothing (it
+    may not compile, and is not checked)."""
     lines = text.splitlines(keepends=True)
     drop = set()
     placeholders = {}
@@ -107,7 +109,7 @@ def strip_regions(text, name):
         for i in range(start + 1, end):  # 1-based lines strictly inside the region
             if not lines[i - 1].strip().startswith("#"):
                 drop.add(i)
-        placeholders[end] = f"{indent}pass\n"
+        placeholders[end] = f"{indent}pass\n" if placeholder else ""
     out = []
     for i, line in enumerate(lines, 1):
         if i in placeholders:
@@ -115,6 +117,8 @@ def strip_regions(text, name):
         if i not in drop:
             out.append(line)
     result = "".join(out)
+    if not placeholder:
+        return result
     try:
         compile(result, name, "exec")
     except SyntaxError as e:

@@ -320,6 +320,25 @@ def test_the_starter_never_makes_a_pair_similar(starter):
     # without the starter as boilerplate the two would be identical: the boilerplate is what makes them distinct
     pairs, _ = code_similarity.all_pairs({"empty-1": base, "empty-2": dict(base)}, {})
     assert pairs[0].score == 1.0
+    # two starters whose students deleted the placeholders and wrote nothing: the code on either side of each
+    # region, now joined, is still the starter's (it made a pair of 339 matching characters at 100 %)
+    unplaced = {name: re.sub(r"\n[ \t]*pass\n([ \t]*### END CODE HERE)", r"\n\1", text) for name, text in base.items()}
+    assert unplaced != base
+    pairs, bodies = code_similarity.all_pairs({"empty-1": unplaced, "empty-2": dict(unplaced)}, boilerplate())
+    assert bodies["empty-1"].coverage == 0 and code_similarity.flagged(pairs) == [], pairs
+
+
+def test_a_pair_needs_300_matching_characters_unless_nearly_all_of_one_side_matches():
+    """A pair's score is its larger side's: a submission with a few hundred characters of its own (only helper.py's
+    dictated calls, in real classes) scored 0.6-0.83 against independent solutions on 150-240 matching characters.
+    Such a pair is not flagged; the same score on 460 characters is, and a small part copied whole (0.9 or more of
+    one side) on 60."""
+    def pair(score, matched):
+        return code_similarity.Pair("a", "b", score, score, score / 2, matched, {}, {})
+
+    assert code_similarity.flagged([pair(0.825, 240), pair(0.62, 299)]) == []
+    assert code_similarity.flagged([pair(0.62, 460)]) == [pair(0.62, 460)]
+    assert code_similarity.flagged([pair(1.0, 60), pair(0.95, 49)]) == [pair(1.0, 60)]
 
 
 def test_the_side_by_side_page_marks_the_matching_code(tmp_path):
