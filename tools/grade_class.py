@@ -292,10 +292,27 @@ def build_parser():
     p.add_argument("--regrade", action="store_true", help="grade every submission again, ignoring the cache")
     p.add_argument("--compare-reference", action="store_true",
                    help=f"compare each submission's code with the reference solution's too, named {REFERENCE!r}")
+    p.add_argument("--starter", action="append", default=[], metavar="DIR",
+                   help="another starter's folder of the seven files (the one past submissions were made from): its "
+                        "code never counts in the comparison, as this starter's does not (may be given more than once)")
     p.add_argument("--compare-past", action="append", default=[], metavar="DIR",
                    help="a folder of past terms' submissions (zips and/or folders) to compare each submission's code "
                         f"with too, named {PAST!r} + their names; never graded (may be given more than once)")
     return p
+
+
+def other_starters(folders):
+    """{label: text} of the seven files of each other starter's folder (--starter), whose code never counts, or a
+    UserError where a folder holds none of them."""
+    out = {}
+    for folder in map(Path, folders):
+        found = {name: folder / name for name in student_code_files() if (folder / name).is_file()}
+        if not found:
+            raise UserError(f"--starter {folder} holds none of the seven student files; give the folder that holds "
+                            "that starter's dataset.py, model.py, ...")
+        out.update({f"{name} ({folder})": path.read_text(encoding="utf-8", errors="replace")
+                    for name, path in found.items()})
+    return out
 
 
 def compared_with(args, others):
@@ -428,6 +445,7 @@ def run(args):
     except ReleaseError as e:
         raise UserError(f"--solution-dir: {e}; the starter's code, which the code comparison leaves out, "
                         "cannot be made from it") from None
+    boilerplate.update(other_starters(args.starter))
     others = comparison_code(args, solution_dir, names)
 
     cpus = usable_cpus()

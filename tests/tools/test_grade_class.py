@@ -739,13 +739,29 @@ def test_a_class_report_flags_every_planted_copy_and_no_distinct_pair(tmp_path, 
     check_class_report(out, members)
 
 
+# what another starter gives its students beside this one's: a helper every past submission holds
+THEIR_STARTER = """
+
+def their_helper(lines, width):
+    \"\"\"Every line cut to width characters, padded with spaces, numbered from one.\"\"\"
+    out = []
+    for number, line in enumerate(lines, 1):
+        text = line[:width]
+        text = text + " " * (width - len(text))
+        out.append(f"{number:4d} {text}")
+    joined = "\\n".join(out)
+    return joined if joined.endswith("\\n") else joined + "\\n"
+"""
+
+
 def test_each_submissions_code_is_compared_with_the_reference_and_past_terms_when_asked(tmp_path, data, monkeypatch,
                                                                                        capsys):
     """--compare-reference and --compare-past DIR: the class (the other readings and the planted copies, without the
     reference) is compared with the reference solution and a past term's submissions as well, never those with each
     other.  The planted copies are flagged with "(reference solution)", a reading handed in again is flagged with
-    the past term's copy of it, and the reference's code and the past copy of it are not a pair.  A past folder that
-    is not there is one sentence, before any grading."""
+    the past term's copy of it, and the reference's code and the past copy of it are not a pair.  Past submissions
+    made from another starter are like any submission that holds that starter's code, until --starter gives it
+    (its code then never counts).  A past folder that is not there is one sentence, before any grading."""
     import shutil
 
     import test_code_similarity as similar
@@ -768,6 +784,23 @@ def test_each_submissions_code_is_compared_with_the_reference_and_past_terms_whe
     assert not any(a.startswith("(") for a, _ in flagged)  # the reference and the past term never with each other
     page = out.with_name("report.html").read_text(encoding="utf-8")
     assert "code also compared with: the reference solution; 2 past submissions in" in page
+    # a past term made from another starter: that starter's own code makes every past submission like every
+    # submission of this class, until it is given as a starter too
+    other = tmp_path / "their-starter"
+    other.mkdir()
+    for fname, text in similar.emptied().items():  # this starter, and their helper in utils.py
+        (other / fname).write_text(text + (THEIR_STARTER if fname == "utils.py" else ""), encoding="utf-8")
+    theirs = (other / "utils.py").read_text(encoding="utf-8")
+    for name in ("reading-a", "reading-b"):
+        shutil.copytree(other, tmp_path / "term" / name)
+    (subs / "empty-1" / "utils.py").write_text(theirs, encoding="utf-8")
+    (tmp_path / "other").mkdir()
+    out2 = tmp_path / "other" / "grades.csv"
+    argv2 = [str(subs), "--out", str(out2), "--data-dir", str(data), "--tests", "1e-0-basic"]
+    assert grade_class.main(argv2 + ["--compare-past", str(tmp_path / "term")]) == 0
+    assert ("empty-1", "(past) term/reading-a") in flagged_code_pairs(out2)
+    assert grade_class.main(argv2 + ["--compare-past", str(tmp_path / "term"), "--starter", str(other)]) == 0
+    assert not [p for p in flagged_code_pairs(out2) if p[0] == "empty-1"]
     capsys.readouterr()
 
     def never(*args):
