@@ -282,7 +282,7 @@ def test_every_planted_copy_is_flagged_and_no_distinct_pair(capsys):
             print(f"  {p.a:25} {p.b:25} {p.score:.3f} ({p.score_a:.3f} / {p.score_b:.3f}) matched {p.matched}")
     flagged = {(p.a, p.b) for p in code_similarity.flagged(pairs)}
     assert flagged == {pair for pair in every if same_code(*pair)}
-    assert min(copies) >= code_similarity.THRESHOLD + 0.25 and max(apart) <= code_similarity.THRESHOLD - 0.25
+    assert min(copies) >= code_similarity.THRESHOLD + 0.2 and max(apart) <= code_similarity.THRESHOLD - 0.25
     # docs/instructor.md states these numbers: they are the ones measured here
     doc = (ROOT / "docs" / "instructor.md").read_text(encoding="utf-8")
     low = min(s for s in apart if s > 0)
@@ -301,11 +301,11 @@ def test_every_planted_copy_is_flagged_and_no_distinct_pair(capsys):
 
 def test_the_code_the_handout_dictates_is_boilerplate():
     """helper.py's part is the handout's numbers and calls: with the starter alone as boilerplate, a solution whose
-    other parts are its own, with that helper.py, would come near the threshold against the reference."""
+    other parts are its own, with that helper.py, would score 0.59 against the reference, and 0.25 without."""
     the_two = {"reference": reference(), "mine": readings()["own-parts-dictated-helper"]}
     starter_only = {k: v for k, v in boilerplate().items() if k in SEVEN}
     (pair,), _ = code_similarity.all_pairs(the_two, starter_only)
-    assert pair.per_file["helper.py"] == 1.0 and pair.score > code_similarity.THRESHOLD - 0.1
+    assert pair.per_file["helper.py"] == 1.0 and pair.score > 0.55
     (pair,), _ = code_similarity.all_pairs(the_two, boilerplate())
     assert "helper.py" not in pair.per_file and pair.score < code_similarity.THRESHOLD - 0.25
 
@@ -331,13 +331,14 @@ def test_the_starter_never_makes_a_pair_similar(starter):
 def test_a_pair_needs_300_matching_characters_unless_nearly_all_of_one_side_matches():
     """A pair's score is its larger side's: a submission with a few hundred characters of its own (only helper.py's
     dictated calls, in real classes) scored 0.6-0.83 against independent solutions on 150-240 matching characters.
-    Such a pair is not flagged; the same score on 460 characters is, and a small part copied whole (0.9 or more of
-    one side) on 60."""
+    Such a pair is not flagged; a score above the threshold on 460 characters is, and a small part copied whole (0.9
+    or more of one side) on 60."""
     def pair(score, matched):
         return code_similarity.Pair("a", "b", score, score, score / 2, matched, {}, {})
 
-    assert code_similarity.flagged([pair(0.825, 240), pair(0.62, 299)]) == []
-    assert code_similarity.flagged([pair(0.62, 460)]) == [pair(0.62, 460)]
+    above = code_similarity.THRESHOLD + 0.02
+    assert code_similarity.flagged([pair(0.825, 240), pair(above, 299)]) == []
+    assert code_similarity.flagged([pair(above, 460)]) == [pair(above, 460)]
     assert code_similarity.flagged([pair(1.0, 60), pair(0.95, 49)]) == [pair(1.0, 60)]
 
 

@@ -701,8 +701,11 @@ def check_class_report(out, members):
     scores = [int(r[2]) for r in rows]
     assert scores == sorted(scores, reverse=True) and len(rows) > len(flagged)
     assert {(a, b) for a, b, _, mark in rows if mark} == set(flagged)
-    assert any(int(score) < 60 for _, _, score, _ in rows)  # pairs below the cut are listed
-    assert "the cut at 60% marked" in page
+    import code_similarity
+
+    cut = round(100 * code_similarity.THRESHOLD)
+    assert any(int(score) < cut for _, _, score, _ in rows)  # pairs below the cut are listed
+    assert f"the cut at {cut}% marked" in page
     for path in (out, out.with_name("grades.similar.csv"), out.with_name("grades.pairs.csv"),
                  out.with_name("report.html"), out.with_suffix(".png")):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
