@@ -114,12 +114,18 @@ def fingerprint(code, boilerplate=None):
     return Body(files, set().union(*(fp.hashes for fp in files.values())))
 
 
+def filtered_slices(fp, hashes):
+    """(fp's fingerprints among `hashes`, the (starts, ends) in fp's filtered text that they cover): copydetect's
+    compare_files, for one file against a set of fingerprints."""
+    common = fp.hashes & hashes
+    idx = np.concatenate([fp.hash_idx[h] for h in common]).astype(np.int64) if common else np.array([], np.int64)
+    return common, get_copied_slices(idx, fp.k).astype(np.int64)
+
+
 def matched_slices(fp, other_hashes):
     """((starts, ends) in fp's raw text, characters of filtered code matched) of the parts of fp's file whose
-    fingerprints are among other_hashes: copydetect's compare_files, for one file against a set of files."""
-    common = fp.hashes & other_hashes
-    idx = np.concatenate([fp.hash_idx[h] for h in common]).astype(np.int64) if common else np.array([], np.int64)
-    slices = get_copied_slices(idx, fp.k).astype(np.int64)
+    fingerprints are among other_hashes."""
+    _, slices = filtered_slices(fp, other_hashes)
     if slices.shape[1] == 0:
         return slices, 0
     return to_raw(fp, slices), int(np.sum(slices[1] - slices[0]))
@@ -138,11 +144,7 @@ def to_raw(fp, positions):
 def runs(fp, hashes):
     """[(start, end, {hash})]: the runs of fp's filtered text whose fingerprints are among `hashes`, in order, each
     with the hashes that lie in it."""
-    common = fp.hashes & hashes
-    if not common:
-        return []
-    idx = np.concatenate([fp.hash_idx[h] for h in common]).astype(np.int64)
-    slices = get_copied_slices(idx, fp.k).astype(np.int64)
+    common, slices = filtered_slices(fp, hashes)
     return [(start, end, {h for h in common if any(start <= i < end for i in fp.hash_idx[h])})
             for start, end in zip(*slices.tolist())]
 

@@ -15,10 +15,13 @@ their entries together.  The LayerNorms' gains and every bias are left out: ever
 constants (1 and 0), so they would bring any two models closer.  Nothing here runs a model: the two files'
 tensors, matched by name, are all it reads (a finetuning loads the pretrained state dict by name, so the names are
 the same).  The judge measures it (checks.predictions.learning_check), and a student's own grader, which has no
-answers, says beforehand what the judge will find (checks.predictions.descent_note).
+answers, says beforehand what the judge will find (checks.predictions.descent_note); both read a params file with
+load_params, which lives here, beside the measure, because this module ships to students.
 """
 
 import math
+
+from graderUtil import Fail
 
 # The widest drift bar the instructor's calibration of a data set sets: models that do not descend one from the
 # other can be nearer than a share of their size well under 1.  Measured on the course's data (the kit's
@@ -26,6 +29,30 @@ import math
 # pretrainings begun from the same random weights, and two snapshots of one pretraining 4 epochs apart are 0.66
 # apart, where the handout's finetuning moved a 14-epoch pretraining 0.15 and a 5-epoch one 0.20.
 DRIFT_CEILING = 0.5
+
+
+def load_params(path, params_name):
+    """The params file as {name: float32 tensor}, names without torch.compile's / DataParallel's prefix."""
+    import torch
+
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)  # plain tensors: no code of the student's
+    except Exception as e:  # noqa: BLE001 - whatever the file holds
+        raise Fail(f"{params_name} could not be loaded ({type(e).__name__}: {str(e).strip()[:200]})") from None
+    if not isinstance(state, dict):
+        raise Fail(f"{params_name} does not hold a state dict (train() saves model.state_dict())")
+    out = {}
+    for k, v in state.items():
+        if isinstance(k, str) and torch.is_tensor(v) and v.is_floating_point():
+            out[k.removeprefix("_orig_mod.").removeprefix("module.")] = v.detach().float()
+    # Not a model: a trained model never holds NaN or inf, and nothing the judge computes from such weights is a
+    # number it can compare (a value too large for float32 becomes inf above, so it is refused too).
+    broken = [k for k, v in out.items() if not bool(torch.isfinite(v).all())]
+    if broken:
+        raise Fail(f"{params_name} holds NaN or inf values ({len(broken)} tensor{'s' if len(broken) > 1 else ''}, "
+                   f"{broken[0]} first): a trained model never does; if your training loss became nan, train "
+                   "again (a smaller learning rate, or --precision fp32) and submit the params of that run")
+    return out
 
 
 def drift_record(child, parent, names):

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from kit import course
 from checks.decoder import logits
+from checks.lineage import load_params  # the one loader of a params file (the student's grader's too)
 from checks.readings import READINGS
 from graderUtil import Fail
 
@@ -35,30 +36,6 @@ def course_vocab(wiki_path):
     """stoi of the pretraining corpus as the handout builds it: PAD 0, MASK 1, then the sorted characters."""
     chars = sorted(set(Path(wiki_path).read_text(encoding="utf-8")) - {PAD, MASK})
     return {ch: i for i, ch in enumerate([PAD, MASK] + chars)}
-
-
-def load_params(path, params_name):
-    """The params file as {name: float32 tensor}, names without torch.compile's / DataParallel's prefix."""
-    import torch
-
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)  # plain tensors: no code of the student's
-    except Exception as e:  # noqa: BLE001 - whatever the file holds
-        raise Fail(f"{params_name} could not be loaded ({type(e).__name__}: {str(e).strip()[:200]})") from None
-    if not isinstance(state, dict):
-        raise Fail(f"{params_name} does not hold a state dict (train() saves model.state_dict())")
-    out = {}
-    for k, v in state.items():
-        if isinstance(k, str) and torch.is_tensor(v) and v.is_floating_point():
-            out[k.removeprefix("_orig_mod.").removeprefix("module.")] = v.detach().float()
-    # Not a model: a trained model never holds NaN or inf, and nothing the judge computes from such weights is a
-    # number it can compare (a value too large for float32 becomes inf above, so it is refused too).
-    broken = [k for k, v in out.items() if not bool(torch.isfinite(v).all())]
-    if broken:
-        raise Fail(f"{params_name} holds NaN or inf values ({len(broken)} tensor{'s' if len(broken) > 1 else ''}, "
-                   f"{broken[0]} first): a trained model never does; if your training loss became nan, train "
-                   "again (a smaller learning rate, or --precision fp32) and submit the params of that run")
-    return out
 
 
 # -- the roles of the parameters ---------------------------------------------------------------------------

@@ -177,9 +177,11 @@ def learning_check(ctx, params_name, reading, target, answers_file):
     fitted, pair = reading
     source = course.TARGET[target].reads  # the params it was finetuned from, if any
 
+    def source_params():  # the params it was finetuned from, fitted (a Fail where they cannot be)
+        return submitted_params(ctx, source, course.WRITTEN_BY[source].variant, course.WRITTEN_BY[source].name)
+
     def pretrained():  # in the reading of its blocks that predicts a fixed sample of the statistic's lines best
-        fitted_source = submitted_params(ctx, source, course.WRITTEN_BY[source].variant,
-                                          course.WRITTEN_BY[source].name)
+        fitted_source = source_params()
         sample = learned.pretraining_sequences(ctx.data_path(course.DATA_FILES["corpus"]), vocab(ctx),
                                                ctx.data_path(answers_file))[:SAMPLE]
         return weights(fitted_source, *best_pair(fitted_source, lambda p: learned.fit_score(
@@ -189,8 +191,7 @@ def learning_check(ctx, params_name, reading, target, answers_file):
         from checks.lineage import descent_problem, drift_record
         from checks.params import read_names
 
-        fitted_source = submitted_params(ctx, source, course.WRITTEN_BY[source].variant,
-                                          course.WRITTEN_BY[source].name)
+        fitted_source = source_params()
         parent = ctx.cache[("state", source)]
         record = drift_record(ctx.cache[("state", params_name)], parent, read_names(parent, fitted_source))
         problem = descent_problem(record, params_name, source)
@@ -290,17 +291,11 @@ def descent_note(fname, predictions_dir, row):
     child, parent = Path(predictions_dir) / params_name, Path(predictions_dir) / str(source)
     if source is None or bar is None or not (child.is_file() and parent.is_file()):
         return ""
-    import torch
-
-    from checks.lineage import descent_problem, drift_record
-
-    def tensors(path):
-        state = torch.load(path, map_location="cpu", weights_only=True)
-        return {k: v.float() for k, v in state.items() if torch.is_tensor(v) and v.is_floating_point()}
+    from checks.lineage import descent_problem, drift_record, load_params
 
     try:
-        before = tensors(parent)
-        record = drift_record(tensors(child), before, list(before))
+        before = load_params(parent, source)
+        record = drift_record(load_params(child, params_name), before, list(before))
         near = not descent_problem(record, params_name, source) and at_most(record["drift"], bar, "the drift")
     except Exception:  # noqa: BLE001 - whatever the files hold: the judge's own check says what is wrong
         return ""
