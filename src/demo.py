@@ -17,9 +17,12 @@ where pretraining put it; asked the course's "Where was Ada Najjar born?", it an
 
 import argparse
 import csv
+import math
 import sys
 import time
 from pathlib import Path
+
+from tqdm import tqdm
 
 from kit import decoding, training
 from kit import parts  # an empty student part is named, as run.py does
@@ -33,41 +36,73 @@ SRC = Path(__file__).resolve().parent
 class DemoConfig:
     """The demo's reduced scale (the course's values are in helper.py)."""
 
-    # A narrow model: at this size a CPU step is mostly overhead, and width 64 trains ~2x faster than 128.
+    # A narrow model: on a CPU, width 64 trains ~2x faster than 128.
     n_layer, n_head, n_embd = 4, 4, 64
     # The course's block: span corruption keeps up to 96 characters, so the birthplace (which the demo
-    # world names within its short lines' first ~25-40 characters) survives truncation in most examples;
-    # the lines are at most ~52 characters, so the trainer's padding trim keeps every step short.
+    # world names within its short lines' first ~25-35 characters) survives truncation in most examples;
+    # the lines are at most 36 characters, so the trainer's padding trim keeps every step short.
     block_size = 128
     dropout = 0.0
-    # The perceiver's bottleneck covers the whole pretraining sequence (a line of up to 52 characters and its two
-    # masks: at most 53 positions). Row i of the bottleneck reads positions 0..i, and the up block lets position t
-    # read rows 0..t; with fewer rows than positions, the end of a long line never reaches the middle layers.
-    # 64 rows memorised 74 of 86 dev biographies where 48 memorised 55 (seed 0, fp32), at a third more per step.
-    bottleneck_dim = 64
-    # The perceiver learns the corpus about half as fast per epoch, so it gets twice the vanilla model's
-    # epochs; 300 are enough for the vanilla lesson (the README's Demo results measure both).
-    pretrain_epochs = {"vanilla": 300, "perceiver": 600}
+    # The perceiver's bottleneck covers the whole pretraining sequence (a line of at most 36 characters and its two
+    # masks: at most 37 positions). Row i of the bottleneck reads positions 0..i, and the up block lets position t
+    # read rows 0..t; with fewer rows than positions, the end of a long line never reaches the middle layers. The
+    # trainer pads a perceiver's batch to the bottleneck, so each row more is a position more in every step.
+    bottleneck_dim = 37
+    # The perceiver learns the corpus more slowly per epoch, so it gets more epochs than the vanilla model; fewer
+    # lose the lesson (docs/benchmarks.md, "Demo results", has the measurements).
+    pretrain_epochs = {"vanilla": 300, "perceiver": 500}
     pretrain_batch, pretrain_lr = 32, 6e-3
-    finetune_epochs_pretrained, finetune_epochs_scratch = 15, 75
+    finetune_epochs_pretrained, finetune_epochs_scratch = 20, 75
     finetune_batch, finetune_lr = 32, 6e-4
     warmup_fraction = 0.05  # of all training tokens; then cosine decay to 10% at the end
-    precision = "auto"
+    # fp32, where run.py's auto picks bf16 on a CPU that computes it natively: at width 64 the casts of bf16 autocast
+    # cost more than its matmuls save (on an AMD EPYC with native bf16 a demo stage took 1.3-1.7x as long in bf16).
+    precision = "fp32"
 
 
 def read(path):
     return Path(path).read_text(encoding="utf-8")
 
 
-def scale_down(trainer, cfg, epochs, batch, n_examples, device):
+class StageProgress:
+    """One progress line for a stage, all its trainings' steps together, with the time the stage has left: a bar
+    on a terminal; elsewhere (output to a file, CI), a line every ~10 % of the steps.  The trainings' own
+    progress is off while it runs."""
+
+    def __init__(self, label, steps):
+        self.label, self.total, self.done, self.start = label, steps, 0, time.time()
+        self.bar = tqdm(total=steps, desc=label, dynamic_ncols=True, mininterval=0.5, disable=not sys.stdout.isatty())
+        self.every = max(1, steps // 10)
+
+    def step(self, trainer):
+        self.done += 1
+        elapsed = time.time() - self.start
+        left = elapsed / self.done * (self.total - self.done)
+        text = f"loss {trainer.loss:.3f}, about {left:.0f} s left"
+        self.bar.set_postfix_str(text, refresh=False)
+        self.bar.update(1)
+        if self.bar.disable and (self.done % self.every == 0 or self.done == self.total):
+            print(f"{self.label}: step {self.done}/{self.total}, {text}", flush=True)
+
+    def close(self):
+        self.bar.close()
+
+
+def steps(epochs, batch, n_examples):
+    return epochs * math.ceil(n_examples / batch)
+
+
+def scale_down(trainer, cfg, epochs, batch, n_examples, device, progress):
     """Override a course Trainer's config for the demo (epochs, batch size, schedule over this run's tokens),
-    set its device and precision as run.py does, and record its losses: returns the list they go in."""
+    set its device and precision as run.py does, report its steps to the stage's progress and record its losses:
+    returns the list they go in."""
     tconf = trainer.config
     total_tokens = epochs * n_examples * (cfg.block_size - 1)
     tconf.max_epochs, tconf.batch_size, tconf.num_workers = epochs, batch, 0
     tconf.warmup_tokens = cfg.warmup_fraction * total_tokens
     tconf.final_tokens = total_tokens
-    tconf.show_progress = True
+    tconf.show_progress = False
+    trainer.add_callback("on_batch_end", progress.step)
     training.place(trainer, device, cfg.precision)
     return training.record_losses(trainer)
 
@@ -104,35 +139,45 @@ def run_seed(seed, world, out_dir, cfg, curves, device):
     rows.append((f"baseline (always '{place}')", correct / total, time.time() - start))
     report(seed, rows[-1])
 
-    def finetune_and_score(name, net, params):
+    def finetune_epochs(params):
+        return cfg.finetune_epochs_pretrained if params else cfg.finetune_epochs_scratch
+
+    def finetune_and_score(name, net, params, progress):
         utils.set_seed(seed)
         _, trainer = parts.training_pair(helper.finetune(params, train_path, corpus, cfg.block_size, net,
                                                    cfg.finetune_lr), "finetune", "c")
-        epochs = cfg.finetune_epochs_pretrained if params else cfg.finetune_epochs_scratch
-        losses = scale_down(trainer, cfg, epochs, cfg.finetune_batch, n_train, device)
+        losses = scale_down(trainer, cfg, finetune_epochs(params), cfg.finetune_batch, n_train, device, progress)
         parts.trained(helper.train, net, out_dir / f"{name}.params", trainer)
         curves.append((seed, name, losses))
         return dev_accuracy(net, corpus, dev_path, device)
 
     start = time.time()
+    stage = "vanilla, no pretraining"
+    progress = StageProgress(f"seed {seed}: {stage}", steps(finetune_epochs(None), cfg.finetune_batch, n_train))
     utils.set_seed(seed)
     net = new_model(cfg, corpus.vocab_size, "vanilla")
-    acc = finetune_and_score("vanilla.nopretrain.finetune", net, None)
-    rows.append(("vanilla, no pretraining", acc, time.time() - start))
+    acc = finetune_and_score("vanilla.nopretrain.finetune", net, None, progress)
+    progress.close()
+    rows.append((stage, acc, time.time() - start))
     report(seed, rows[-1])
 
     for variant in ("vanilla", "perceiver"):
         start = time.time()
+        stage = f"{variant}, pretrain + finetune"
+        epochs = cfg.pretrain_epochs[variant]
+        progress = StageProgress(f"seed {seed}: {stage}", steps(epochs, cfg.pretrain_batch, len(corpus))
+                                 + steps(cfg.finetune_epochs_pretrained, cfg.finetune_batch, n_train))
         utils.set_seed(seed)
         net = new_model(cfg, corpus.vocab_size, variant)
         parts.check_corruption(corpus)
         _, trainer = parts.training_pair(helper.pretrain(corpus, cfg.block_size, net, cfg.pretrain_lr), "pretrain", "f")
-        losses = scale_down(trainer, cfg, cfg.pretrain_epochs[variant], cfg.pretrain_batch, len(corpus), device)
+        losses = scale_down(trainer, cfg, epochs, cfg.pretrain_batch, len(corpus), device, progress)
         params = out_dir / f"{variant}.pretrain.params"
         parts.trained(helper.train, net, params, trainer)
         curves.append((seed, f"{variant}.pretrain", losses))
-        acc = finetune_and_score(f"{variant}.finetune", net, params)
-        rows.append((f"{variant}, pretrain + finetune", acc, time.time() - start))
+        acc = finetune_and_score(f"{variant}.finetune", net, params, progress)
+        progress.close()
+        rows.append((stage, acc, time.time() - start))
         report(seed, rows[-1])
     return rows
 
@@ -174,7 +219,8 @@ def main(argv=None):
     p.add_argument("--seeds", default="0", help="comma-separated seeds, one full run each (default: 0)")
     p.add_argument("--world", default=str(SRC / "data" / "demo"), help="folder with the demo world's files")
     p.add_argument("--out", default="demo_out", help="folder for params, losses.csv and losses.png")
-    p.add_argument("--precision", choices=["auto", "bf16", "fp32"], default=DemoConfig.precision)
+    p.add_argument("--precision", choices=["auto", "bf16", "fp32"], default=DemoConfig.precision,
+                   help=f"default: {DemoConfig.precision}; auto is bf16 where the CPU or GPU computes it natively")
     p.add_argument("--smoke", action="store_true", help="a seconds-long run that only checks the pipeline")
     args = p.parse_args(argv)
     world, out_dir = Path(args.world), Path(args.out)

@@ -1,6 +1,7 @@
 """run.py and run.sh end to end on a tiny world in a temporary folder."""
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -287,6 +288,13 @@ def test_demo_pipeline_smoke(world, tmp_path_factory):
         assert stage in r.stdout
     first = (data / "birth_dev.tsv").read_text(encoding="utf-8").split("\t", 1)[0]
     assert f"questions, such as {first!r})" in r.stdout  # what the demo asks is on its results table
+    # Each training stage's progress counts all its steps (pretraining and finetuning) and says the time left.
+    for stage in ["vanilla, no pretraining", "vanilla, pretrain + finetune", "perceiver, pretrain + finetune"]:
+        lines = [line for line in r.stdout.splitlines() if line.startswith(f"seed 0: {stage}: step ")]
+        steps = [re.fullmatch(r".*: step (\d+)/(\d+), loss [0-9.]+, about (\d+) s left", line) for line in lines]
+        assert lines and all(steps), (stage, lines)
+        done, total, left = steps[-1].groups()
+        assert done == total and left == "0", (stage, lines)
     rows = (out / "losses.csv").read_text().splitlines()
     assert rows[0] == "seed,stage,step,epoch,loss,lr"
     stages = {row.split(",")[1] for row in rows[1:]}

@@ -43,8 +43,8 @@ DATA_DIR = REPO_ROOT / "src" / "data"  # what it writes (this instructor-only sc
 DEFAULT_SEED = 224
 COURSE_SPLITS = (2000, 500, 437)          # the course's train / dev / test sizes
 COURSE_PEOPLE = sum(COURSE_SPLITS)        # 2,937 lines in the course's wiki.txt
-DEMO_PEOPLE = 230
-DEMO_FRACTIONS = (12 / 23, 10 / 23)       # train, dev; the rest is test (230 -> 120/100/10)
+DEMO_PEOPLE = 190
+DEMO_FRACTIONS = (85 / 190, 100 / 190)    # train, dev; the rest is test (190 -> 85/100/5)
 MENTION_RATE = 0.90                       # share of lines that name the birthplace
 # The question each style asks about a person.  The course's puts the name at position 10; the demo's puts it
 # first, where every biography line has it.  At the demo's scale a name 10 positions later is hard to find:
@@ -674,8 +674,11 @@ class CourseWorld:
 # ---------------------------------------------------------------------------
 # Short lines that name the birthplace right after the name: span corruption keeps a random prefix of
 # 4 .. 3/4 of the block (96 characters at the course's block 128), so a birthplace that ends by character
-# ~25-40 survives truncation in most examples, and a line of at most ~52 characters keeps every training
-# sequence short (the trainer drops the all-padding columns).
+# ~25-35 survives truncation in most examples.  A line is at most DEMO_MAX_LINE characters: a CPU training step
+# costs in proportion to the longest sequence of its batch (the trainer drops the all-padding columns), and the
+# perceiver's bottleneck must cover a whole line, so shorter lines make every step of the demo cheaper.  Each
+# person's template is drawn among those whose line fits.
+DEMO_MAX_LINE = 36
 DEMO_MENTION = [
     "{n}. Born in {b} .",
     "{n}. {s} was born in {b} .",
@@ -683,7 +686,7 @@ DEMO_MENTION = [
     "{n}. Born in {b}, {a_job} .",
     "{n}. {A_job} from {b} .",
     "{n}. Born in {b}, died in {d} .",
-    "{n}. Where was {s} born? In {b} .",
+    "{n}. Born where? In {b} .",
 ]
 DEMO_OTHER = [
     "{n}. {A_job} in {d} .",
@@ -710,10 +713,14 @@ def demo_people(n: int, rng: Rng) -> list[Person]:
         d = b
         while d == b:
             d = picker.pick(rng)
-        tmpl = rng.choice(DEMO_MENTION if rng.chance(MENTION_RATE) else DEMO_OTHER)
+        templates = DEMO_MENTION if rng.chance(MENTION_RATE) else DEMO_OTHER
         a_job = with_article(rng.choice(jobs))
         cap_job = with_article(rng.choice(jobs)).capitalize()  # drawn for every line, used by some templates
-        line = tmpl.format(n=name, s=pool[i], b=b, d=d, a_job=a_job, A_job=cap_job)
+        lines = [t.format(n=name, s=pool[i], b=b, d=d, a_job=a_job, A_job=cap_job) for t in templates]
+        fitting = [line for line in lines if len(line) <= DEMO_MAX_LINE]
+        if not fitting:
+            raise RuntimeError(f"no demo template fits {name!r} born in {b} in {DEMO_MAX_LINE} characters")
+        line = rng.choice(fitting)
         people.append(Person(name, b, line))
     return people
 
