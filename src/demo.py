@@ -49,7 +49,7 @@ class DemoConfig:
     # trainer pads a perceiver's batch to the bottleneck, so each row more is a position more in every step.
     bottleneck_dim = 37
     # The perceiver learns the corpus more slowly per epoch, so it gets more epochs than the vanilla model; fewer
-    # lose the lesson (the README's "Demo results" says what the demo answers).
+    # lose the lesson (the README's Demo results measure both).
     pretrain_epochs = {"vanilla": 300, "perceiver": 500}
     pretrain_batch, pretrain_lr = 32, 6e-3
     finetune_epochs_pretrained, finetune_epochs_scratch = 20, 75
