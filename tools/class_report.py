@@ -530,23 +530,20 @@ def roster(ordered, test_ids, pred_pairs, code_pairs):
 
 
 class Cluster(NamedTuple):
-    """Submissions that flagged pairs join, directly or through one another: its members, and each flagged pair
-    among them with what joins it ("code 72%" or "predictions: FILE 99.2%")."""
+    """Submissions that flagged pairs join, directly or through one another: its members, each flagged pair among
+    them with what joins it ("code 72%" or "predictions: FILE 99.2%"), and the kinds of evidence that join them,
+    "code", "predictions" or both: a group that both join is the first to look at."""
 
     members: list
     links: list  # [(a, b, what)]
-
-    @property
-    def kinds(self):
-        """"code", "predictions" or both: a group that both kinds of evidence join is the first to look at."""
-        return sorted({what.split()[0].rstrip(":") for _, _, what in self.links})
+    kinds: list
 
 
 def clusters(pred_pairs, code_pairs):
     """The groups of submissions that flagged pairs of either kind join (a pair of prediction files, a pair of
     code; union of both), the largest first, then those both kinds join: [Cluster]."""
-    links = [(r.a, r.b, f"predictions: {r.file} {r.fraction:.1%}") for r in pred_pairs]
-    links += [(p.a, p.b, f"code {p.score:.0%}") for p, _ in code_pairs or []]
+    links = [(r.a, r.b, "predictions", f"predictions: {r.file} {r.fraction:.1%}") for r in pred_pairs]
+    links += [(p.a, p.b, "code", f"code {p.score:.0%}") for p, _ in code_pairs or []]
     parent = {}
 
     def root(x):
@@ -555,12 +552,14 @@ def clusters(pred_pairs, code_pairs):
             x = parent[x]
         return x
 
-    for a, b, _ in links:
+    for a, b, _, _ in links:
         parent[root(a)] = root(b)
     groups = {}
-    for a, b, what in links:
-        groups.setdefault(root(a), []).append((a, b, what))
-    found = [Cluster(sorted({n for a, b, _ in group for n in (a, b)}), sorted(group)) for group in groups.values()]
+    for link in links:
+        groups.setdefault(root(link[0]), []).append(link)
+    found = [Cluster(members=sorted({n for a, b, _, _ in group for n in (a, b)}),
+                     links=sorted((a, b, what) for a, b, _, what in group),
+                     kinds=sorted({kind for _, _, kind, _ in group})) for group in groups.values()]
     return sorted(found, key=lambda c: (-len(c.members), -len(c.kinds), c.members))
 
 

@@ -301,6 +301,10 @@ def build_parser():
     return p
 
 
+REFERENCE = "(reference solution)"  # the code comparison's names of what is not this class's
+PAST = "(past) "
+
+
 def other_starters(folders):
     """{label: text} of the seven files of each other starter's folder (--starter), whose code never counts, or a
     UserError where a folder holds none of them."""
@@ -322,10 +326,6 @@ def compared_with(args, others):
         count = sum(1 for label in others if label.startswith(f"{PAST}{folder.name}/"))
         said.append(f"{count} past submissions in {folder}")
     return "; ".join(said) or "nothing beyond the class (--compare-reference, --compare-past DIR)"
-
-
-REFERENCE = "(reference solution)"  # the code comparison's names of what is not this class's
-PAST = "(past) "
 
 
 def comparison_code(args, solution_dir, names):

@@ -44,6 +44,7 @@ from typing import Callable, NamedTuple
 from kit import course
 from checks.bars import at_least, at_most, number
 from checks.decoder import logits
+from checks.lineage import far_problem
 from graderUtil import Fail
 from kit.fileio import read_tsv
 
@@ -331,9 +332,8 @@ def check(w, rule, params_name, target, stoi, train_path, wiki_path, answers_pat
         "max_finetune_drift": Statistic(
             descent, "drift", "the finetuning drift", params_name,
             lambda d, r: f"{100 * d:.0f} % away from {source}",
-            lambda d, r, bar: (f"{params_name} is {100 * d:.0f} % of the size of {source}'s weights away from them, "
-                               f"where finetuning {source} (./run.sh {target}) moves them at most {100 * bar:g} %: it "
-                               f"was not finetuned from this {source}"), pretrain_redo, at_most),
+            lambda d, r, bar: far_problem(params_name, source, d, bar, f"finetuning {source} (./run.sh {target})"),
+            pretrain_redo, at_most),
         "min_pretraining_gain": Statistic(
             pretraining, "gain", "the pretraining gain", source,
             lambda g, r: f"{source}: {100 * g:.0f} % of span-corrupted lines' unigram entropy explained",

@@ -79,3 +79,11 @@ def descent_problem(record, child_name, parent_name):
     if record["drift"] is None:
         return f"{parent_name} holds no weight matrix that is not zero: it is not a trained model"
     return ""
+
+
+def far_problem(child_name, parent_name, drift, bar, finetuning):
+    """The sentence that says child_name is too far from parent_name to descend from it: its drift against the bar
+    that `finetuning` (the words for the finetuning the bar measures) keeps to.  The judge's check and the
+    student's own grader say it alike."""
+    return (f"{child_name} is {100 * drift:.0f} % of the size of {parent_name}'s weights away from them, where "
+            f"{finetuning} moves them at most {100 * float(bar):g} %: it was not finetuned from this {parent_name}")

@@ -291,7 +291,7 @@ def descent_note(fname, predictions_dir, row):
     child, parent = Path(predictions_dir) / params_name, Path(predictions_dir) / str(source)
     if source is None or bar is None or not (child.is_file() and parent.is_file()):
         return ""
-    from checks.lineage import descent_problem, drift_record, load_params
+    from checks.lineage import descent_problem, drift_record, far_problem, load_params
 
     try:
         before = load_params(parent, source)
@@ -301,10 +301,8 @@ def descent_note(fname, predictions_dir, row):
         return ""
     if near:
         return ""
-    return (f"{params_name} is {100 * record['drift']:.0f} % of the size of {source}'s weights away from them, where "
-            f"a finetuning moves them at most {100 * float(bar):g} %: it was not finetuned from this {source}, and "
-            f"{fname} will earn no accuracy points. Run ./run.sh {target} and the evaluations again, and submit "
-            "the files of that run")
+    return (f"{far_problem(params_name, source, record['drift'], bar, 'a finetuning')}, and {fname} will earn no "
+            f"accuracy points. Run ./run.sh {target} and the evaluations again, and submit the files of that run")
 
 
 def check_file(ctx, report, fname, gold_files):
