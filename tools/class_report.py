@@ -382,8 +382,8 @@ def write_code_pairs(out, code, boilerplate, code_files, others=None):
     folder)] of the flagged pairs, and every pair compared, the highest score first."""
     import code_similarity  # copydetect: tools/requirements.txt
 
-    pairs, bodies = code_similarity.all_pairs(code, boilerplate, others)
-    starter = code_similarity.fingerprint(boilerplate)  # never highlighted on a pair's page
+    starter = code_similarity.fingerprint(boilerplate)  # never counts, and never highlighted on a pair's page
+    pairs, bodies = code_similarity.all_pairs(code, starter, others)
     ranked = sorted(pairs, key=lambda p: (-p.score, p.a, p.b))
     flagged = code_similarity.flagged(pairs)
     folder = out.with_name(out.stem + ".similar")

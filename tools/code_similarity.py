@@ -171,13 +171,12 @@ def compare(a, body_a, b, body_b):
                 max(matched_a, matched_b), per_file, matched)
 
 
-def all_pairs(code_by_name, boilerplate, others=None):
+def all_pairs(code_by_name, common, others=None):
     """Every pair of submissions compared (a < b by name), and {submission: Body}.  code_by_name: {submission:
-    {file: text}}; boilerplate: {label: text} whose code never counts (boilerplate_code()); others: {label:
-    {file: text}} of code to compare each submission with but not with each other (the reference solution, past
-    terms' submissions), each pair with the submission first.  Pairs with nothing in common (no shared
-    fingerprint) are left out."""
-    common = fingerprint(boilerplate)
+    {file: text}}; common: the Body of the code that never counts (fingerprint(boilerplate_code())), which the
+    pair pages need too; others: {label: {file: text}} of code to compare each submission with but not with each
+    other (the reference solution, past terms' submissions), each pair with the submission first.  Pairs with
+    nothing in common (no shared fingerprint) are left out."""
     bodies = {name: fingerprint(code, common) for name, code in sorted(code_by_name.items())}
     names = sorted(bodies)
     extra = {label: fingerprint(code, common) for label, code in sorted((others or {}).items())}

@@ -323,7 +323,7 @@ def compared_with(args, others):
     """What the class's code was compared with besides itself, in a few words."""
     said = ["the reference solution"] if REFERENCE in others else []
     for folder in map(Path, args.compare_past):
-        count = sum(1 for label in others if label.startswith(f"{PAST}{folder.name}/"))
+        count = sum(1 for label in others if label.startswith(f"{PAST}{folder.resolve().name}/"))
         said.append(f"{count} past submissions in {folder}")
     return "; ".join(said) or "nothing beyond the class (--compare-reference, --compare-past DIR)"
 
@@ -336,13 +336,19 @@ def comparison_code(args, solution_dir, names):
     if args.compare_reference:
         others[REFERENCE] = {f: (solution_dir / f).read_text(encoding="utf-8") for f in seven
                              if (solution_dir / f).is_file()}
+    named = {}
     for folder in map(Path, args.compare_past):
         if not folder.is_dir():
             raise UserError(f"--compare-past {folder} is not a folder; give the folder that holds past submissions")
+        if folder.resolve().name in named:  # their submissions' labels would be the same: one would hide the other
+            raise UserError(f"--compare-past {named[folder.resolve().name]} and {folder} have the same name, which "
+                            "labels their submissions; give folders of different names (the term's, e.g. 2025-spring)")
+        named[folder.resolve().name] = folder
+    for folder in map(Path, args.compare_past):
         for name, path in find_submissions(folder):
             code = submission_code(path, deliverable_names(), seven)
             if code:
-                others[f"{PAST}{folder.name}/{name}"] = code
+                others[f"{PAST}{folder.resolve().name}/{name}"] = code
     taken = sorted(set(others) & set(names))
     if taken:
         raise UserError(f"a submission is named {taken[0]!r}, as grade_class names what it compares the class with; "

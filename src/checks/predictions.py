@@ -284,18 +284,19 @@ def descent_note(fname, predictions_dir, row):
     """Why the judge will find that the finetuned params of a prediction file were not finetuned from the pretrain
     file beside them, by the row's drift bar (checks.lineage), told before the student submits; '' where they
     were, or where either file is absent or cannot be read here (the judge says why).  On the student's own files,
-    every weight matrix of the pretrain file is compared: the judge's model reads every one of a correct run's."""
+    every weight matrix of the pretrain file is compared (checks.lineage.trainable: not a mask buffer): the judge's
+    model reads every one of a correct run's."""
     params_name, _, target = PARAMS_FOR[fname]
     source = course.TARGET[target].reads
     bar = (((row or {}).get("learned") or {}).get(params_name) or {}).get("max_finetune_drift")
     child, parent = Path(predictions_dir) / params_name, Path(predictions_dir) / str(source)
     if source is None or bar is None or not (child.is_file() and parent.is_file()):
         return ""
-    from checks.lineage import descent_problem, drift_record, far_problem, load_params
+    from checks.lineage import descent_problem, drift_record, far_problem, load_params, trainable
 
     try:
         before = load_params(parent, source)
-        record = drift_record(load_params(child, params_name), before, list(before))
+        record = drift_record(load_params(child, params_name), before, trainable(before))
         near = not descent_problem(record, params_name, source) and at_most(record["drift"], bar, "the drift")
     except Exception:  # noqa: BLE001 - whatever the files hold: the judge's own check says what is wrong
         return ""

@@ -166,6 +166,37 @@ def test_a_students_grader_says_when_a_finetuned_file_was_not_finetuned_from_the
     assert "note:" not in r.tests["1g-1-hidden"]["output"], r.tests["1g-1-hidden"]["output"]
 
 
+def test_a_students_note_on_the_lineage_reads_the_weights_and_not_the_course_starters_mask_buffers(tmp_path):
+    """The course starter's attention registers its causal mask (0s and 1s, 128 x 128 a layer) as a buffer, which the
+    state dict saves beside the weights: as large as a trained model's weights, it would bring two unrelated files
+    within a fifth of their distance, and the note would not come.  Two models of unrelated random starts, each
+    holding those masks: the note says the finetuned file was not finetuned from the other; the pretrain file's
+    weights 5 % smaller, as a finetuning moves them, get none."""
+    import torch
+
+    from checks.predictions import descent_note
+    from submission import helper, model
+
+    row = {"learned": {"vanilla.finetune.params": {"max_finetune_drift": 0.4}}}
+
+    def course_style(seed):  # a course-size model at its initialisation, with the course starter's masks
+        torch.manual_seed(seed)
+        net = helper.initialize_vanilla_model(model.GPTConfig(60, 128, n_layer=4, n_head=8, n_embd=256))
+        masks = {f"blocks.{i}.attn.mask": torch.tril(torch.ones(128, 128)).view(1, 1, 128, 128) for i in range(4)}
+        return dict(net.state_dict(), **masks)
+
+    pretrained = course_style(0)
+    torch.save(pretrained, tmp_path / "vanilla.pretrain.params")
+    torch.save(course_style(1), tmp_path / "vanilla.finetune.params")
+    note = descent_note("vanilla.pretrain.dev.predictions", tmp_path, row)
+    assert "it was not finetuned from this vanilla.pretrain.params" in note, note
+    drift = int(re.search(r"vanilla.finetune.params is (\d+) % of the size", note)[1])
+    assert 130 < drift < 150, note  # about sqrt(2): two independent draws of weights of one size
+    torch.save({k: v if k.endswith(".mask") else 0.95 * v for k, v in pretrained.items()},
+               tmp_path / "vanilla.finetune.params")
+    assert descent_note("vanilla.pretrain.dev.predictions", tmp_path, row) == ""
+
+
 @pytest.mark.parametrize("case", ["missing", "never pretrained"])
 def test_the_perceivers_points_need_the_pretraining_it_was_finetuned_from(tmp_path, reference_src, data, solution,
                                                                           case):

@@ -39,6 +39,11 @@ def boilerplate():
     return code_similarity.boilerplate_code(SRC / "submission", SEVEN)
 
 
+def common():
+    """The Body of the boilerplate: the code that never counts."""
+    return code_similarity.fingerprint(boilerplate())
+
+
 def grader_tests_module():
     """tests/checks/test_grader.py, where the other correct readings are written (a module of another folder)."""
     spec = importlib.util.spec_from_file_location("test_grader", ROOT / "tests" / "checks" / "test_grader.py")
@@ -127,12 +132,17 @@ def edited(text, edit):
 
 
 def renamed(files):
-    """Every name each file binds renamed, consistently, wherever it appears; the layout kept."""
+    """Every name each file binds renamed, consistently, wherever it appears but in its import statements (a module
+    named as a variable is, `from .attention import ...` beside `attention = ...`, stays the module); the layout
+    kept."""
     out = {}
     for name, text in files.items():
         bound = bound_names(text)
+        imports = {line for node in ast.walk(ast.parse(text)) if isinstance(node, (ast.Import, ast.ImportFrom))
+                   for line in range(node.lineno, node.end_lineno + 1)}
         out[name] = edited(text, lambda tok, _: "my_" + tok.string[::-1].strip("_")
-                           if tok.type == tokenize.NAME and tok.string in bound else None)
+                           if tok.type == tokenize.NAME and tok.string in bound and tok.start[0] not in imports
+                           else None)
     return out
 
 
@@ -220,7 +230,7 @@ def planted_copies():
 @functools.lru_cache(maxsize=None)
 def measured():
     """(pairs, bodies) of the class of distinct solutions and planted copies, with grade_class's boilerplate."""
-    return code_similarity.all_pairs(the_class(), boilerplate())
+    return code_similarity.all_pairs(the_class(), common())
 
 
 def the_class():
@@ -304,9 +314,9 @@ def test_the_code_the_handout_dictates_is_boilerplate():
     other parts are its own, with that helper.py, would score 0.59 against the reference, and 0.25 without."""
     the_two = {"reference": reference(), "mine": readings()["own-parts-dictated-helper"]}
     starter_only = {k: v for k, v in boilerplate().items() if k in SEVEN}
-    (pair,), _ = code_similarity.all_pairs(the_two, starter_only)
+    (pair,), _ = code_similarity.all_pairs(the_two, code_similarity.fingerprint(starter_only))
     assert pair.per_file["helper.py"] == 1.0 and pair.score > 0.55
-    (pair,), _ = code_similarity.all_pairs(the_two, boilerplate())
+    (pair,), _ = code_similarity.all_pairs(the_two, common())
     assert "helper.py" not in pair.per_file and pair.score < code_similarity.THRESHOLD - 0.25
 
 
@@ -314,17 +324,17 @@ def test_the_starter_never_makes_a_pair_similar(starter):
     """Two empty starters, as tools/release.py writes the starter, share every line, all of it the starter's: no
     fingerprint is left, no pair."""
     base = {name: (starter / "src" / "submission" / name).read_text(encoding="utf-8") for name in SEVEN}
-    pairs, bodies = code_similarity.all_pairs({"empty-1": base, "empty-2": dict(base)}, boilerplate())
+    pairs, bodies = code_similarity.all_pairs({"empty-1": base, "empty-2": dict(base)}, common())
     assert bodies["empty-1"].coverage == bodies["empty-2"].coverage == 0
     assert pairs == [] and code_similarity.flagged(pairs) == []
     # without the starter as boilerplate the two would be identical: the boilerplate is what makes them distinct
-    pairs, _ = code_similarity.all_pairs({"empty-1": base, "empty-2": dict(base)}, {})
+    pairs, _ = code_similarity.all_pairs({"empty-1": base, "empty-2": dict(base)}, code_similarity.fingerprint({}))
     assert pairs[0].score == 1.0
     # two starters whose students deleted the placeholders and wrote nothing: the code on either side of each
     # region, now joined, is still the starter's (it made a pair of 339 matching characters at 100 %)
     unplaced = {name: re.sub(r"\n[ \t]*pass\n([ \t]*### END CODE HERE)", r"\n\1", text) for name, text in base.items()}
     assert unplaced != base
-    pairs, bodies = code_similarity.all_pairs({"empty-1": unplaced, "empty-2": dict(unplaced)}, boilerplate())
+    pairs, bodies = code_similarity.all_pairs({"empty-1": unplaced, "empty-2": dict(unplaced)}, common())
     assert bodies["empty-1"].coverage == 0 and code_similarity.flagged(pairs) == [], pairs
 
 

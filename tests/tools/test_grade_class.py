@@ -814,6 +814,12 @@ def test_each_submissions_code_is_compared_with_the_reference_and_past_terms_whe
     assert grade_class.main(argv + ["--compare-past", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: --compare-past") and err.count("\n") == 1, err
+    # two past terms' folders of one name would label their submissions alike: refused, before any grading
+    again = tmp_path / "copied" / "2025"
+    again.mkdir(parents=True)
+    assert grade_class.main(argv + ["--compare-past", str(past), "--compare-past", str(again)]) == 2
+    err = capsys.readouterr().err
+    assert "have the same name" in err and err.count("\n") == 1, err
 
 
 def screenshot(page, png, tmp_path):
