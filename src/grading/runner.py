@@ -126,12 +126,21 @@ class Runner:
 
     def judge_pending(self, jobs=1):
         """Decide every test that passed beside the student's code, once every group has run: in `jobs` judge
-        processes at a time (more where one dies or breaks the protocol), the tests dealt out longest first."""
+        processes at a time (more where one dies or breaks the protocol).  A group's tests stay in one judge, whose
+        cache they share (a dev and a test prediction file are judged on the same params: their statistics are
+        computed once); the groups are dealt out longest first (the sum of their time limits), each to the judge
+        with the least so far."""
         if not self.pending or self.stopped:
             return
-        shares = [{} for _ in range(max(1, min(jobs, len(self.pending))))]
-        for k, tid in enumerate(sorted(self.pending, key=lambda t: -self.specs[t].timeout)):
-            shares[k % len(shares)][tid] = self.pending[tid]
+        groups = {}
+        for tid in self.pending:
+            groups.setdefault(self.specs[tid].group, []).append(tid)
+        shares = [{} for _ in range(max(1, min(jobs, len(groups))))]
+        loads = [0.0] * len(shares)
+        for group in sorted(groups.values(), key=lambda g: -sum(self.specs[t].timeout for t in g)):
+            k = loads.index(min(loads))
+            loads[k] += sum(self.specs[t].timeout for t in group)
+            shares[k].update({tid: self.pending[tid] for tid in group})
         pool = ThreadPoolExecutor(max_workers=len(shares))
         futures = [pool.submit(self._judge, share) for share in shares]
         done = False

@@ -1136,9 +1136,10 @@ def test_a_judge_runs_under_the_memory_limit_of_a_students_worker(monkeypatch):
 
 
 def test_the_judges_of_all_groups_run_in_as_many_processes_as_the_groups_had(monkeypatch):
-    """Once every group has run, the tests that passed beside the student's code are dealt out, longest first,
-    to --jobs judge processes (where there is no fork server each imports torch: one per group cost more CPU
-    than most judges)."""
+    """Once every group has run, the tests that passed beside the student's code go to --jobs judge processes
+    (where there is no fork server each imports torch: one per group cost more CPU than most judges), a group's
+    tests to one judge (they share its cache: a dev and a test file's params are measured once), the groups
+    longest first, each to the judge with the least so far."""
     from grading import runner
 
     timeouts = {"9a-0-basic": 20, "9a-1-basic": 60, "9b-0-basic": 30, "9b-1-basic": 60, "9c-0-basic": 10}
@@ -1149,11 +1150,11 @@ def test_the_judges_of_all_groups_run_in_as_many_processes_as_the_groups_had(mon
     try:
         r.pending = {tid: {"seconds": 0.0, "output": ""} for tid in timeouts}
         r.judge_pending(2)
-        # by time limit 60, 60, 30, 20, 10: dealt one each in turn
-        assert sorted(shares) == [["9a-0-basic", "9b-1-basic"], ["9a-1-basic", "9b-0-basic", "9c-0-basic"]]
+        # groups by the sum of their time limits: 9b 90, 9a 80, 9c 10 (to 9a's judge, which has less)
+        assert sorted(shares) == [["9a-0-basic", "9a-1-basic", "9c-0-basic"], ["9b-0-basic", "9b-1-basic"]]
         shares.clear()
-        r.judge_pending(8)  # never more processes than tests
-        assert len(shares) == 5
+        r.judge_pending(8)  # never more processes than groups
+        assert sorted(shares) == [["9a-0-basic", "9a-1-basic"], ["9b-0-basic", "9b-1-basic"], ["9c-0-basic"]]
         shares.clear()
         r.stopped = True  # interrupted: nothing more starts
         r.judge_pending(2)
