@@ -497,7 +497,8 @@ def test_the_pretraining_statistic_corrupts_a_line_as_the_courses_dataset_does(m
 def test_the_pretraining_statistic_is_zero_for_a_model_that_knows_only_how_often_characters_occur(tmp_path):
     """learned.pretraining_record's gain is 1 - loss / unigram entropy of the corrupted lines' characters: a model
     whose logits are their log-frequencies explains none of it (gain 0), a random model less than none, and a
-    perceiver trained on those lines (tests/course_params.py) more than the bar asks."""
+    perceiver trained on those lines (tests/course_params.pretrained_file, the suite's pretrain file of this
+    corpus) more than the bar asks."""
     from collections import Counter
 
     from checks import learned
@@ -513,11 +514,12 @@ def test_the_pretraining_statistic_is_zero_for_a_model_that_knows_only_how_often
     total = sum(counts.values())
     net = course_params.course_net("perceiver", stoi)
     unigram_head(net, counts)
+    course_params.save(net, tmp_path / "unigram")
+    course_params.save(course_params.course_net("perceiver", stoi), tmp_path / "random")
     gains = {}
-    for name, model_ in (("unigram", net), ("random", course_params.course_net("perceiver", stoi)),
-                         ("pretrained", course_params.pretrained_model(stoi, data))):
-        course_params.save(model_, tmp_path / name)
-        w = params.own_reading(tmp_path / name, "perceiver", len(stoi), *reference_modules())
+    for name, path in (("unigram", tmp_path / "unigram"), ("random", tmp_path / "random"),
+                       ("pretrained", course_params.pretrained_file(data))):
+        w = params.own_reading(path, "perceiver", len(stoi), *reference_modules())
         record = learned.pretraining_record(w, data / "wiki.txt", stoi, seed)
         assert record["lines"] == len(seqs) and record["chars"] == total
         gains[name] = record["gain"]

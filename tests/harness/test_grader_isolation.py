@@ -22,8 +22,6 @@ from gradings import rehearse
 import graderUtil
 from grading import users
 
-# graded as root with user ids picked when the test starts: in one xdist worker, one at a time
-pytestmark = pytest.mark.xdist_group("root-uids")
 
 root_only = pytest.mark.skipif(not graderUtil.privileged(),
                                reason="the grader drops privileges only when it runs as root (Gradescope, CI)")
@@ -238,10 +236,14 @@ def test_a_model_made_by_hand_earns_nothing_through_the_bundle(bundle, starter, 
 @pytest.mark.grader
 @root_only
 def test_reference_keeps_every_point_and_a_leftover_cannot_rewrite_the_results(bundle, spy, tmp_path):  # noqa: F811
+    """The reference, with params and predictions that agree, earns every point through the bundle as root, a
+    grader.py uploaded beside its files ignored (off root, tests/tools/test_release.py's full marks make these
+    assertions), while a process its utils.py leaves behind tries to rewrite the results."""
     import course_params
 
     spy_dir, uid = spy
     files = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "src" / "submission").glob("*.py")}
+    files["grader.py"] = "print('a submitted grader must be ignored')\n"
     plant(files, "utils.py", LEFTOVER_WRITER.format(spy=spy_dir, root=tmp_path))
     # params and predictions that agree, and answers that are theirs (tests/course_params.py)
     results = rehearse(bundle, tmp_path, files, prepare=course_params.fit_bundle)
@@ -251,6 +253,7 @@ def test_reference_keeps_every_point_and_a_leftover_cannot_rewrite_the_results(b
     assert_nothing_left(spy_dir, uid, path, before)
     for t in results["tests"]:
         assert t["score"] == t["max_score"], t
+    assert len([t for t in results["tests"] if t["number"].endswith("-hidden")]) >= 9
     core = sum(t["max_score"] for t in results["tests"] if "extra credit" not in t.get("tags", []))
     extra = sum(t["max_score"] for t in results["tests"] if "extra credit" in t.get("tags", []))
     assert (core, extra) == (64, 10) and results["score"] == 74

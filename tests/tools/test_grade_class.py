@@ -22,7 +22,10 @@ import class_report
 import grade_class
 
 # graded as root with user ids picked when the test starts: in one xdist worker, one at a time
-pytestmark = pytest.mark.xdist_group("root-uids")
+# one xdist worker runs this module, so that its classes graded for real (the module's fixtures, seconds each) are
+# graded once: graders as root take user ids of their worker's own (conftest.free_uid) or claim them
+# (grading.users), so the root tests of other modules run beside them
+pytestmark = pytest.mark.xdist_group("grade-class")
 
 PLACES = ["Paris", "Rome", "Oslo", "Lima", "Tokyo", "Cairo", "Quito", "Berlin"]
 POINTS = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["tests"]
@@ -646,15 +649,17 @@ def test_a_failure_of_grade_classs_own_costs_one_row_and_a_stuck_grader_is_stopp
 # -- issue 52: the code comparison, the report page, and --jobs within the memory ------------------------------
 
 
-def class_folder(root, data):
+def class_folder(root, data, names=None):
     """A class of the reference, the other correct readings and the planted copies (tests/tools/
     test_code_similarity.py), two empty starters and a broken zip: folders of the seven files each, with
-    predictions of their own (no pair of them is flagged for its predictions) and stand-in params files."""
+    predictions of their own (no pair of them is flagged for its predictions) and stand-in params files.
+    names: only these members (a class that a real grading of each takes seconds to grade)."""
     import test_code_similarity as similar
 
     subs = root / "submissions"
     subs.mkdir()
     members = {**similar.the_class(), "empty-1": similar.emptied(), "empty-2": similar.emptied()}
+    members = {k: v for k, v in members.items() if names is None or k in names}
     for seed, (name, code) in enumerate(sorted(members.items()), 10):
         (subs / name).mkdir()
         files = {k: v for k, v in deliverables(data, seed).items() if not k.endswith(".py")}
@@ -832,20 +837,24 @@ def screenshot(page, png, tmp_path):
 
 @pytest.mark.grader
 def test_a_class_graded_by_grade_class_reports_the_copies_on_a_page_that_renders(tmp_path, data):
-    """The class of the reference, the other readings, the planted copies and two empty starters, graded by
-    grade_class (one quick test each): the copies are flagged, no distinct pair, and report.html renders in a
-    real browser (headless Chromium, where it is installed: CI has none)."""
+    """A class of the reference, a planted copy of it, another reading and two empty starters, graded by
+    grade_class for real (one quick test each: 1c-3-basic, of the model the student builds; the code's comparison
+    reads every file whatever the tests): the copy is flagged, no distinct pair, and report.html renders in a real
+    browser (headless Chromium, where it is installed: CI has none).  The whole class of readings and copies is
+    checked alike with the grading faked (test_a_class_report_flags_every_planted_copy_and_no_distinct_pair)."""
     import os
     import shutil
 
-    subs, members = class_folder(tmp_path, data)
+    subs, members = class_folder(tmp_path, data, ["reference", "copy-moved", "perceiver-own-attention", "empty-1",
+                                                    "empty-2"])
+    assert len(members) == 5
     out = tmp_path / "grades.csv"
     proc = subprocess.run([sys.executable, str(ROOT / "tools" / "grade_class.py"), str(subs), "--out", str(out),
-                           "--data-dir", str(data), "--tests", "1e-0-basic"],
+                           "--data-dir", str(data), "--tests", "1c-3-basic"],
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = read_csv(out)
-    assert rows["reference"]["1e-0-basic"] == f"{POINTS['1e-0-basic']:g}" and rows["empty-1"]["1e-0-basic"] == "0"
+    assert rows["reference"]["1c-3-basic"] == f"{POINTS['1c-3-basic']:g}" and rows["empty-1"]["1c-3-basic"] == "0"
     check_class_report(out, members)
     assert "copy-moved ~ reference" in proc.stdout
     if not shutil.which("chromium"):
