@@ -446,6 +446,9 @@ def calibrate(args):
     if args.rehearsal and points_path.resolve() == (SRC / "points.json").resolve():
         raise UserError("--rehearsal writes bars that no correct run has earned: give --points a scratch copy of "
                         "src/points.json")
+    if not points_path.is_file():
+        raise UserError(f"--points {points_path} is not a file; copy src/points.json there first (cp src/points.json "
+                        f"{points_path})")
     results = []
     for path in args.results:
         try:

@@ -127,7 +127,7 @@ if ! passed tests; then
 elif [[ -f "$DATA/birth_dev.tsv" ]]; then
   experiment data-experiment "$(cd "$DATA" && pwd)" "$DATA_SEEDS" "$(tr ',' '\n' <<< "$DATA_SEEDS" | wc -l)"
 else
-  say "data-experiment: skipped: $DATA holds no data folder (copy the course's files there and carry it)"
+  say "data-experiment: skipped: $DATA holds no birth_dev.tsv (copy the course's data files there first)"
 fi
 if passed tests; then
   experiment experiment "" "$SEEDS" "$PARALLEL"
@@ -164,7 +164,7 @@ done
 
 # -- the timings, alone on the GPU --------------------------------------------------------------------------------
 if [[ ! -f "$STARTER/submission/trainer.py" ]]; then
-  say "speed: skipped: $STARTER holds no course starter (copy ../shared/course-starter there and carry it)"
+  say "speed: skipped: $STARTER holds no submission/trainer.py (copy the course starter's src/ there first)"
 else
   LINES=() EPOCHS=4
   [[ -n "$SMALL" ]] && LINES=(--lines 256) EPOCHS=2

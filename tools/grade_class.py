@@ -68,13 +68,13 @@ from srcpath import SRC
 
 srcpath.use(SRC)
 from kit.course import PARAMS_FILES, PREDICTION_FILES  # noqa: E402  (the one list of deliverables)
-from kit.fileio import write_text_atomic  # noqa: E402  (the drivers' one atomic writer: the cache's records)
 import graderUtil  # noqa: E402  (the grader's harness: who may read what, as root)
 from kit import upload  # noqa: E402  (which files of an upload are graded: the same rule as on Gradescope)
 from kit import datafolder  # noqa: E402  (which data set: checked, and its thresholds row, as the release does)
 from grader import GOLD_FILES, GRADING_FILES  # noqa: E402  (the answer files; what a grading copy holds)
 # what the outputs are made of (tools/class_report.py): this script grades, that module reports
-from class_report import load_answers, submission_code, submission_predictions, write_report  # noqa: E402
+from class_report import (load_answers, private_path, submission_code, submission_predictions,  # noqa: E402
+                          write_report)
 from grading.worker import THREAD_ADDRESS_SPACE, WORKER_ADDRESS_SPACE  # noqa: E402  (a grading's memory limits)
 
 PIN = ("import os, sys; os.sched_setaffinity(0, {int(c) for c in sys.argv[1].split(',')}); "
@@ -515,7 +515,8 @@ def run(args):
             finally:
                 slots.put(share)
             rec["settings"] = settings
-            write_text_atomic(cache / f"{name}.json", json.dumps(rec, indent=1))
+            with private_path(cache / f"{name}.json") as tmp:  # the grades: its owner's alone, as every output
+                Path(tmp).write_text(json.dumps(rec, indent=1), encoding="utf-8")
             return name, rec
 
         if todo:

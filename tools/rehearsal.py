@@ -7,9 +7,9 @@ The submissions, laid out as Gradescope unpacks them (the flat zip of ./run.sh c
   reference    the reference's 18 deliverables: its 7 code files, the 6 prediction files and the 5 params
                files.  Models that reach the accuracy bars take hours of GPU training, so the data is made to
                fit the models instead (tests/course_params.py): the bundle's dev and held-out answers (cut to 60
-               questions) are rewritten as the answers of course-sized models that the params hold, the
-               predictions are those models' own, and perceiver.pretrain.params is a perceiver pretrained on the
-               corrupted lines the grader reads: every point, 64 + 10 extra credit.
+               questions, its corpus to 64 lines) are rewritten as the answers of course-sized models that the
+               params hold, the predictions are those models' own, and each pretrain file is a model of its
+               variant pretrained on the corrupted lines the grader reads: every point, 64 + 10 extra credit.
   untrusted    the reference's code with the answer key as predictions and untrained course-sized params: the
                judge decodes the questions with the params, finds other answers, and every prediction test
                scores 0; the code earns the rest.
@@ -101,12 +101,9 @@ def write_submissions(out_dir, starter):
     if held_out.is_file():
         import course_params
 
-        print("  its params fitted to the bundle's data set (about 4 minutes on 2 cores)...", flush=True)
-        for name, data in course_params.fit_bundle(bundle).items():  # params (4 names) and predictions
+        print("  its params fitted to the bundle's data set (under a minute on 2 cores)...", flush=True)
+        for name, data in course_params.fit_bundle(bundle).items():  # every params file and prediction file
             (out_dir / "reference" / name).write_bytes(data)
-        # the one params file no grading reads: the finetuned vanilla model stands in for its pretraining
-        reference = out_dir / "reference"
-        shutil.copy2(reference / "vanilla.finetune.params", reference / "vanilla.pretrain.params")
     empty = out_dir / "empty"
     empty.mkdir()
     for path in sorted((Path(starter) / "src" / "submission").glob("*.py")):

@@ -12,8 +12,9 @@
 #   4. for each submission, /autograder/submission filled as Gradescope fills it, and run_autograder run from
 #      /autograder, where Gradescope copies it; its results.json checked against the expected score.
 # It prints the time of each step and ends with status 0 only if every score is the one expected.  It needs
-# mmdebstrap (apt-get install mmdebstrap), network access to Debian's mirror and to PyPI, about 8 GB of disk
-# in WORK_DIR (default: a new folder under /var/tmp), and takes minutes: docs/benchmarks.md says how many.
+# mmdebstrap (apt-get install mmdebstrap), network access to Debian's mirror and to PyPI, about 6 GB of disk
+# in WORK_DIR (default: a new folder under /var/tmp; it stays, for its logs: remove it afterwards), and takes
+# minutes: docs/benchmarks.md says how many.
 set -euo pipefail
 
 fail() { echo "error: $*" >&2; exit 1; }
@@ -76,16 +77,27 @@ cp /etc/ssl/certs/ca-certificates.crt "$ROOTFS/etc/rehearsal-ca.crt"
 mkdir -p "$ROOTFS/autograder"
 cp -a "$WORK/bundle" "$ROOTFS/autograder/source"
 
+# The folder where graders on this machine hold their worker user ids (grading.users.claims_folder): shared with
+# the grader in the root filesystem, which cannot see this machine's processes.  Without it, a grader here (a
+# class, the test suite) could hold the same user id and kill the rehearsal's workers when it ends.
+CLAIMS=/run/cs224n-grader-worker-uids
+install -d -m 700 -o root -g root "$CLAIMS"
+
 inside() {  # inside COMMAND...: run COMMAND in the root filesystem, in new mount and PID namespaces
   # /proc shows only the namespace's processes (the grader finds its worker user's processes there); /dev/shm
-  # is the tmpfs that Python's multiprocessing needs.  env -i: nothing of this machine's environment leaks in.
-  # shellcheck disable=SC2016  # $0 and $@ are the inner shell's: the root filesystem and the command
+  # is the tmpfs that Python's multiprocessing needs; /dev/pts a terminal's (apt logs through one); the claims
+  # folder is this machine's.  env -i: nothing of this machine's environment leaks in.
+  # shellcheck disable=SC2016  # $0, $1 and $@ are the inner shell's: the root filesystem, the claims, the command
   unshare --mount --pid --fork --propagation private -- bash -c '
     set -e
     mount -t proc proc "$0/proc"
     mkdir -p "$0/dev/shm" && mount -t tmpfs -o mode=1777 tmpfs "$0/dev/shm"
-    exec chroot "$0" "$@"' "$ROOTFS" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    HOME=/root LANG=C.UTF-8 PIP_CERT=/etc/rehearsal-ca.crt "$@"
+    mkdir -p "$0/dev/pts" && mount -t devpts -o newinstance,ptmxmode=0666 devpts "$0/dev/pts"
+    install -d -m 700 "$0$1" && mount --bind "$1" "$0$1"
+    shift
+    exec chroot "$0" "$@"' "$ROOTFS" "$CLAIMS" env -i \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+    PIP_CERT=/etc/rehearsal-ca.crt "$@"
 }
 
 # 3. The image's build: Gradescope copies setup.sh to /autograder and runs it there.
@@ -135,4 +147,6 @@ for name in reference untrusted empty misbehaving; do
   echo "$name graded in $secs s"
 done
 [[ $status == 0 ]] && echo "rehearsal on $DIST: every score as expected" || echo "rehearsal on $DIST: FAILED"
+echo "$WORK holds the root filesystem, the bundle, the submissions and every log ($(du -sh "$WORK" | cut -f1));"
+echo "remove it when you are done: rm -rf $WORK"
 exit $status

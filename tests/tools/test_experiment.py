@@ -300,6 +300,9 @@ def test_a_rehearsal_of_the_calibration_writes_an_uncalibrated_row_into_a_scratc
     files = [write(tmp_path, "small.json", small)]
     r = experiment("calibrate", *files, "--rehearsal", "--row", "tiny")
     assert r.returncode == 2 and "give --points a scratch copy" in r.stderr, r.stderr
+    r = experiment("calibrate", *files, "--rehearsal", "--row", "tiny", "--points", str(tmp_path / "none.json"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "is not a file; copy src/points.json" in r.stderr, \
+        r.stderr
     points = points_copy(tmp_path)
     r = experiment("calibrate", *files, "--rehearsal", "--row", "tiny", "--points", str(points))
     assert r.returncode == 0, r.stderr

@@ -716,6 +716,8 @@ def check_class_report(out, members):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
     for folder in ("grades.similar", "grades.cache"):
         assert stat.S_IMODE(out.with_name(folder).stat().st_mode) == 0o700, folder
+    records = list(out.with_name("grades.cache").glob("*.json"))
+    assert records and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in records), records
 
 
 def fake_graded(name, path, cfg, cpus):

@@ -1,4 +1,4 @@
-"""tools/rehearse_gradescope.sh, the clean-room rehearsal of the Gradescope bundle, takes 10-15 minutes and
+"""tools/rehearse_gradescope.sh, the clean-room rehearsal of the Gradescope bundle, takes 2-5 minutes and
 network access (docs/instructor.md): these tests check the pieces that run here."""
 
 import json
@@ -63,6 +63,30 @@ def test_the_submissions_are_laid_out_as_gradescope_unpacks_them(tmp_path):
     assert names["empty"] == sorted(p.name for p in (starter / "src" / "submission").glob("*.py"))
     assert names["misbehaving"] == sorted(course.CODE_FILES + course.OPTIONAL_FILES)
     assert "Popen" in (tmp_path / "subs" / "misbehaving" / "helper.py").read_text(encoding="utf-8")
+
+
+def test_the_reference_made_for_a_bundle_uploads_every_file_fitted_to_its_data(tmp_path):
+    """From an unpacked bundle's starter, the reference uploads the params and predictions fitted to the bundle's data
+    (course_params.fit_bundle, which earn every point through the bundle: tests/harness/test_grader_isolation.py),
+    its vanilla.pretrain.params a pretraining of its own, which the grader reads (the finetuned file stood in for
+    it: the rehearsal's reference lost 13 points)."""
+    import zipfile
+
+    import course_params
+    import release
+    from kit import course
+
+    bundle = release.build_autograder(tmp_path / "autograder.zip")
+    for folder in ("source", "again"):
+        with zipfile.ZipFile(bundle) as zf:
+            zf.extractall(tmp_path / folder)
+    rehearsal.write_submissions(tmp_path / "subs", tmp_path / "source" / "starter")
+    reference = tmp_path / "subs" / "reference"
+    fitted = course_params.fit_bundle(tmp_path / "again")
+    assert sorted(fitted) == sorted(n for n in course.DELIVERABLES if not n.endswith(".py"))
+    for name, data in fitted.items():
+        assert (reference / name).read_bytes() == data, name
+    assert (reference / "vanilla.pretrain.params").read_bytes() != (reference / "vanilla.finetune.params").read_bytes()
 
 
 def results(*tests):

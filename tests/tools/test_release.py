@@ -543,12 +543,14 @@ def test_the_bundle_holds_every_file_the_grader_imports(bundle, tmp_path):
 
 def test_what_holds_answers_solutions_or_grades_is_private_and_never_offered_for_commit(bundle):
     """The bundle (the held-out answers, the solution) is its owner's alone whatever the umask, and git ignores it
-    and the class's grades where docs/instructor.md writes them, in the checkout's top folder."""
+    and the class's grades and the experiment's results where docs/instructor.md writes them, in the checkout's top
+    folder."""
     import stat
 
     assert stat.S_IMODE(bundle.stat().st_mode) == 0o600
     names = ["autograder.zip", "autograder-2027.zip", "grades.csv", "grades.pairs.csv", "grades.similar.csv",
-             "grades.png", "report.html", "grades.cache/x.json", "grades.similar/pair-1.html"]
+             "grades.png", "report.html", "grades.cache/x.json", "grades.similar/pair-1.html", "results.json",
+             "results.work/seed-0/vanilla.model.params"]
     r = subprocess.run(["git", "check-ignore", "--no-index", *names], cwd=ROOT, capture_output=True, text=True)
     assert sorted(r.stdout.split()) == sorted(names), r.stdout + r.stderr
 
