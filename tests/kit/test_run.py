@@ -168,15 +168,16 @@ DELIVERABLES = ["vanilla.model.params", "vanilla.nopretrain.dev.predictions", "v
 @pytest.mark.parametrize("device", on_each_device())
 def test_all_targets_in_sequence(world, tmp_path_factory, device):
     """Every target of run.sh in the handout's order, each vanilla and perceiver pretraining, finetuning and
-    evaluation on the device (run.sh passes the course's --no-compile and backend to each): the deliverables and
-    their loss logs, one prediction line per question, the evaluation's one line of accuracy where the file has
-    answers and one notice where it has none; then the London baseline and the upload's zip."""
+    evaluation on the device, given `no-compile` as the course's run.sh gives every target (run.py gets
+    --no-compile and a backend; tests/kit/test_compile.py compiles): the deliverables and their loss logs, one
+    prediction line per question, the evaluation's one line of accuracy where the file has answers and one notice
+    where it has none; then the London baseline and the upload's zip."""
     data, _ = world
     out = tmp_path_factory.mktemp("out")
     env = {"DATA_DIR": str(data), "OUT_DIR": str(out)}
     n_dev = len((data / "birth_dev.tsv").read_text(encoding="utf-8").splitlines())
     for target in TARGETS:
-        r = run_sh(target, *SMALL_FLAGS, "--device", device, env=env)
+        r = run_sh(target, "no-compile", *SMALL_FLAGS, "--device", device, env=env)
         assert r.returncode == 0, f"{target}: {r.stderr[-2000:]}"
         writes = course.TARGET[target].writes
         if course.TARGET[target].function != "evaluate":
