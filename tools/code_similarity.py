@@ -22,6 +22,7 @@ measures them).
 tools/class_report.py writes what this finds: grades.similar.csv and one side-by-side HTML page per flagged pair.
 """
 
+import functools
 import html
 import io
 from collections import Counter
@@ -216,12 +217,19 @@ def matching_blocks(body_a, body_b):
     return side_a, side_b
 
 
+@functools.lru_cache(maxsize=4096)
+def plain_fingerprint(filename, raw_code):
+    """A file fingerprinted with nothing left out, once per text: a submission's file is on the page of each pair it
+    is in, and many files are the same text (the starter's, the dictated helper.py)."""
+    return CodeFingerprint(filename, K, WINDOW, language="python", fp=io.StringIO(raw_code))
+
+
 def starter_spans(fp, starter):
     """[(start, end)] of fp's raw text that the starter gives everyone: its runs among the starter's fingerprints
     (starter: the boilerplate's Body), found in the file fingerprinted without the boilerplate left out."""
     if starter is None:
         return []
-    whole = CodeFingerprint(fp.filename, K, WINDOW, language="python", fp=io.StringIO(fp.raw_code))
+    whole = plain_fingerprint(fp.filename, fp.raw_code)
     return [tuple(to_raw(whole, [start, end]).tolist()) for start, end, _ in runs(whole, starter.hashes)]
 
 
