@@ -305,6 +305,12 @@ REFERENCE = "(reference solution)"  # the code comparison's names of what is not
 PAST = "(past) "
 
 
+def past_label(folder):
+    """What the labels of a --compare-past folder's submissions begin with: PAST and the folder's own name (a
+    resolved path's: "." and "subs/" name it too)."""
+    return f"{PAST}{Path(folder).resolve().name}/"
+
+
 def other_starters(folders):
     """{label: text} of the seven files of each other starter's folder (--starter), whose code never counts, or a
     UserError where a folder holds none of them."""
@@ -323,7 +329,7 @@ def compared_with(args, others):
     """What the class's code was compared with besides itself, in a few words."""
     said = ["the reference solution"] if REFERENCE in others else []
     for folder in map(Path, args.compare_past):
-        count = sum(1 for label in others if label.startswith(f"{PAST}{folder.resolve().name}/"))
+        count = sum(1 for label in others if label.startswith(past_label(folder)))
         said.append(f"{count} past submissions in {folder}")
     return "; ".join(said) or "nothing beyond the class (--compare-reference, --compare-past DIR)"
 
@@ -336,19 +342,19 @@ def comparison_code(args, solution_dir, names):
     if args.compare_reference:
         others[REFERENCE] = {f: (solution_dir / f).read_text(encoding="utf-8") for f in seven
                              if (solution_dir / f).is_file()}
-    named = {}
+    labelled = {}
     for folder in map(Path, args.compare_past):
         if not folder.is_dir():
             raise UserError(f"--compare-past {folder} is not a folder; give the folder that holds past submissions")
-        if folder.resolve().name in named:  # their submissions' labels would be the same: one would hide the other
-            raise UserError(f"--compare-past {named[folder.resolve().name]} and {folder} have the same name, which "
+        if past_label(folder) in labelled:  # their submissions' labels would be the same: one would hide the other
+            raise UserError(f"--compare-past {labelled[past_label(folder)]} and {folder} have the same name, which "
                             "labels their submissions; give folders of different names (the term's, e.g. 2025-spring)")
-        named[folder.resolve().name] = folder
-    for folder in map(Path, args.compare_past):
+        labelled[past_label(folder)] = folder
+    for label, folder in labelled.items():
         for name, path in find_submissions(folder):
             code = submission_code(path, deliverable_names(), seven)
             if code:
-                others[f"{PAST}{folder.resolve().name}/{name}"] = code
+                others[f"{label}{name}"] = code
     taken = sorted(set(others) & set(names))
     if taken:
         raise UserError(f"a submission is named {taken[0]!r}, as grade_class names what it compares the class with; "
