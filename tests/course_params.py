@@ -147,13 +147,13 @@ def agreeing_pair(stoi):
     return vanilla, perceiver
 
 
-def pretrained_model(stoi, data, answers=None, enough=0.45, epochs=40, start=None, variant="perceiver"):
-    """A course-size perceiver (the reference's helper.py builds it) trained on the span-corrupted lines that the
-    grader's check of the pretraining reads (checks/learned.pretraining_sequences, whose lines the held-out answers
-    draw; where answers is None, every line of a corpus of at most CORPUS_LINES lines, which any seed draws), 32 at
-    a time, until it explains `enough` of their unigram entropy (the bar is 0.25): the pretraining's task learned,
-    on the lines it is asked about, in a few epochs of them (about 15 s a corpus on one core).  start: a model of
-    the course's size whose weights it begins from instead of a random one's; variant: start's."""
+def pretrained_model(start, variant, stoi, data, answers=None, enough=0.45, epochs=40):
+    """The course-size model `start` of `variant` (copied into one the reference's helper.py builds, without
+    dropout) trained on the span-corrupted lines that the grader's check of the pretraining reads
+    (checks/learned.pretraining_sequences, whose lines the held-out answers draw; where answers is None, every line
+    of a corpus of at most CORPUS_LINES lines, which any seed draws), 32 at a time, until it explains `enough` of
+    their unigram entropy (the bar is 0.25): the pretraining's task learned, on the lines it is asked about, in a
+    few epochs of them (seconds a corpus on one core)."""
     import math
     from collections import Counter
 
@@ -174,14 +174,11 @@ def pretrained_model(stoi, data, answers=None, enough=0.45, epochs=40, start=Non
     counts = Counter(t for seq in seqs for t in seq[1:])
     total = sum(counts.values())
     unigram = -sum(c / total * math.log(c / total) for c in counts.values())
-    torch.manual_seed(0)
     mconf = model.GPTConfig(len(stoi), 128, n_layer=4, n_head=8, n_embd=256, embd_pdrop=0.0, resid_pdrop=0.0,
                             attn_pdrop=0.0)
     net = (helper.initialize_vanilla_model(mconf) if variant == "vanilla"
            else helper.initialize_perceiver_model(mconf, 32))
-    if start is not None:
-        net.load_state_dict(start.state_dict())
-        net.train()
+    net.load_state_dict(start.state_dict())
     # batches of 32 learn these lines in a fifth of the time that the whole set in each step takes
     optimizer = torch.optim.AdamW(net.parameters(), lr=3e-4)
     order = torch.Generator().manual_seed(0)
@@ -197,7 +194,7 @@ def pretrained_model(stoi, data, answers=None, enough=0.45, epochs=40, start=Non
         if gain >= enough:
             return net
         net.train()
-    raise AssertionError(f"the tests' pretrained perceiver explains only {gain:.2f} of the lines")
+    raise AssertionError(f"the tests' pretrained {variant} model explains only {gain:.2f} of the lines")
 
 
 def own_predictions(net, questions, stoi, data):
@@ -351,7 +348,7 @@ def pretrained_file(data, answers=None, variant="perceiver"):
             stoi = vocab(data)
             start = dict(zip(("vanilla", "perceiver"), agreeing_pair(stoi)))[variant]
             partial = folder / f"{path.name}.partial"
-            save(pretrained_model(stoi, data, answers, start=start, variant=variant), partial)
+            save(pretrained_model(start, variant, stoi, data, answers), partial)
             os.replace(partial, path)
     _made[key] = path
     return path
