@@ -1,12 +1,13 @@
 """What a graded class is reported as: one row of grades.csv per submission (per-test points, total, the
 accuracy of each prediction file against the answers, the problems found), the pairs of submissions whose
 prediction files are nearly identical (possible copying, grades.pairs.csv), the pairs whose code is
-(grades.similar.csv, with the matching code side by side in grades.similar/), the histograms (grades.png) and one
-page that shows all of it (report.html).
+(grades.similar.csv, with the matching code side by side in grades.similar/), the pairs whose params files descend
+one from another (grades.params.csv), the histograms (grades.png) and one page that shows all of it (report.html).
 
 tools/grade_class.py grades the submissions and hands their results here; nothing here runs a grader.  The
 prediction files and the code are read from each submission as the grader chose them (src/kit/upload.py); the
-predictions are scored against the answers in the data folder, the code compared by tools/code_similarity.py.
+predictions are scored against the answers in the data folder, the code compared by tools/code_similarity.py, the
+params files by tools/params_similarity.py (in a process of its own, which grade_class runs).
 
 Every output holds students' grades or code: each is written readable and writable by its owner alone (0600,
 the side-by-side folder 0700), whatever the umask.
@@ -326,14 +327,15 @@ def plot(path, totals, accs, parts=None):
 
 
 def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=None, code_files=(), facts=(),
-                 others=None):
-    """Write grades.csv (out), grades.pairs.csv, grades.png, grades.similar.csv with grades.similar/ and
-    report.html, and print what a person should look at: the problems of each submission and the pairs flagged
-    as possible copying.  ordered: (name, cache record) of every submission in the CSV's order; preds: {name:
-    submission_predictions(...)}; answers: load_answers(); code: {name: submission_code(...)} (None: no code
-    comparison); boilerplate: code_similarity.boilerplate_code(...); code_files: the seven files, one score column
-    each; facts: (label, value) of the run, shown at the top of the page; others: {label: {file: text}} of code
-    each submission's is compared with too, but not one with another (code_similarity.all_pairs)."""
+                 others=None, params=None):
+    """Write grades.csv (out), grades.pairs.csv, grades.png, grades.similar.csv with grades.similar/,
+    grades.params.csv and report.html, and print what a person should look at: the problems of each submission
+    and the pairs flagged as possible copying.  ordered: (name, cache record) of every submission in the CSV's
+    order; preds: {name: submission_predictions(...)}; answers: load_answers(); code: {name: submission_code(...)}
+    (None: no code comparison); boilerplate: code_similarity.boilerplate_code(...); code_files: the seven files,
+    one score column each; facts: (label, value) of the run, shown at the top of the page; others: {label: {file:
+    text}} of code each submission's is compared with too, but not one with another (code_similarity.all_pairs);
+    params: params_similarity.compare_class(...)'s Comparison (None: no params comparison)."""
     header, rows, totals, accs = grade_rows(ordered, test_ids, preds, answers)
     write_csv(out, header, rows)
     print(f"wrote {out} ({len(rows)} rows; {sum(1 for _, r in ordered if r.get('graded'))} graded)")
@@ -353,7 +355,8 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
 
     code_pairs, ranked = (None, None) if code is None else write_code_pairs(out, code, boilerplate, code_files,
                                                                             others)
-    groups = clusters(pairs, code_pairs)
+    params_pairs = [] if params is None else write_params_pairs(out, params)
+    groups = clusters(pairs, code_pairs, params_pairs)
     if groups:
         print(shown(f"groups that the flagged pairs join: {len(groups)}; the largest: {', '.join(groups[0].members)} "
                     f"({' and '.join(groups[0].kinds)})"))
@@ -367,7 +370,7 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
 
     page = out.with_name("report.html")
     with private_path(page) as tmp:
-        Path(tmp).write_text(report_page(out, ordered, pairs, code_pairs, png, test_ids, facts, ranked),
+        Path(tmp).write_text(report_page(out, ordered, pairs, code_pairs, png, test_ids, facts, ranked, params),
                              encoding="utf-8", errors="backslashreplace")
     print(f"wrote {page}: open it in a browser")
 
@@ -411,12 +414,52 @@ def write_code_pairs(out, code, boilerplate, code_files, others=None):
     return pages, ranked
 
 
+def write_params_pairs(out, params):
+    """Write grades.params.csv, the pairs of params files within the drift ceiling of each other
+    (tools/params_similarity.py), print them, and return them."""
+    import params_similarity
+
+    path = out.with_name(out.stem + ".params.csv")
+    write_csv(path, params_similarity.PAIR_COLUMNS, params.pairs)
+    if params.failed:
+        print(f"the params files were not compared: {params.failed}")
+        return []
+    by_pair = params_by_pair(params.pairs)
+    print(f"possible copying (params files within {params_similarity.DRIFT_CEILING:.0%} of each other's size, "
+          f"{params.files} files compared): {len(by_pair)} pair(s); details in {path}")
+    for c in params.common:
+        print(f"  not flagged: {c.file}, which {c.near} of the {c.files} submissions holding it hold near another's "
+              "(one computation: one seed, one data order)")
+    for (a, b), found in by_pair.items():
+        print(shown(f"  {a} ~ {b}: {nearest_files(found)}"))
+    return params.pairs
+
+
+def params_by_pair(pairs):
+    """{(a, b): their ParamsPairs, the nearest first} of params_similarity's flagged pairs."""
+    out = {}
+    for p in sorted(pairs, key=lambda p: p.drift):
+        out.setdefault((p.a, p.b), []).append(p)
+    return dict(sorted(out.items()))
+
+
+def nearest_files(found):
+    """A pair of submissions' flagged files in a few words: the nearest two and how many more."""
+    p = found[0]
+    more = f" (and {len(found) - 1} more file pair{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
+    return f"{p.file_a} ~ {p.file_b} {drift_words(p.drift)}{more}"
+
+
+def drift_words(drift):
+    return f"{100 * drift:.1f}% apart"
+
+
 RANKED_SHOWN = 40  # pairs of the ranked list on the page (grades.similar.csv's flagged pairs are all there)
 
 
-def score_histogram(scores, cut):
-    """A PNG (bytes) of the histogram of every pair's code score, the cut marked, or None without matplotlib: where
-    the flagged pairs stand against the class's, and the near misses below the cut."""
+def cut_histogram(series, bins, cut, cut_label, xlabel, ylabel):
+    """A PNG (bytes) of a histogram with a cut marked, or None without matplotlib.  series: {label: values}, stacked
+    one colour each (an empty label: no legend entry)."""
     try:
         import io
 
@@ -428,10 +471,11 @@ def score_histogram(scores, cut):
     except ImportError:
         return None
     fig, ax = plt.subplots(figsize=(8, 2.6))
-    ax.hist(scores, bins=[k / 40 for k in range(41)])
-    ax.axvline(cut, color="red", linestyle="--", label=f"flagged from {cut:.0%}")
-    ax.set_xlabel("score: the share of a submission's own code that matches the other's")
-    ax.set_ylabel("pairs")
+    labels = list(series)
+    ax.hist([series[k] for k in labels], bins=bins, stacked=True, label=[k or "_nolegend_" for k in labels])
+    ax.axvline(cut, color="red", linestyle="--", label=cut_label)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -439,6 +483,26 @@ def score_histogram(scores, cut):
     fig.savefig(buffer, format="png")
     plt.close(fig)
     return buffer.getvalue()
+
+
+def score_histogram(scores, cut):
+    """The histogram of every pair's code score, the cut marked (cut_histogram): where the flagged pairs stand
+    against the class's, and the near misses below the cut."""
+    return cut_histogram({"": scores}, [k / 40 for k in range(41)], cut, f"flagged from {cut:.0%}",
+                         "score: the share of a submission's own code that matches the other's", "pairs")
+
+
+def nearest_histogram(nearest, cut):
+    """The histogram of each params file's distance to its nearest file of another submission, one colour per
+    variant, the cut marked (cut_histogram); None without files."""
+    if not nearest:
+        return None
+    top = max(2.0, max(n.drift for n in nearest))
+    return cut_histogram({k: [n.drift for n in nearest if n.file.split(".")[0] == k]
+                          for k in sorted({n.file.split(".")[0] for n in nearest})},
+                         [top * k / 50 for k in range(51)], cut, f"flagged up to {cut:.0%}",
+                         "each params file's drift from the nearest file of another submission (share of its size)",
+                         "files")
 
 
 def table(header, rows):
@@ -469,11 +533,14 @@ test.</p>
 <h2>Score distributions</h2>
 {histograms}
 <h2>Possible copying: groups</h2>
-<p>Submissions that the flagged pairs below join, of code or of prediction files, directly or through another
-member: the largest group first.  A group that both kinds of evidence join is the first to look at.</p>
+<p>Submissions that the flagged pairs below join, of code, of params files or of prediction files, directly or
+through another member: the largest group first.  A group that more kinds of evidence join is the first to look
+at.</p>
 {clusters}
 <h2>Possible copying: code</h2>
 {code}
+<h2>Possible copying: params files</h2>
+{params}
 <h2>Possible copying: prediction files</h2>
 <p>Pairs whose prediction files agree on at least {same:.0%} of their informative lines: a line both leave blank,
 or on which both give the answer most of the class gives, shows nothing and is left out.</p>
@@ -505,11 +572,14 @@ document.querySelectorAll("table.sortable th").forEach(function (th, column) {{
 """
 
 
-def roster(ordered, test_ids, pred_pairs, code_pairs):
+def roster(ordered, test_ids, pred_pairs, code_pairs, params_pairs=()):
     """The rows of the page's roster: per submission, its coding points, extra credit and total, each part's points,
     what it is flagged with (the other side of each flagged pair) and its problems."""
     parts = parts_of(test_ids)
     flags = {}
+    for (a, b), found in params_by_pair(params_pairs).items():
+        flags.setdefault(a, set()).add(f"params ~ {b} ({drift_words(found[0].drift)})")
+        flags.setdefault(b, set()).add(f"params ~ {a} ({drift_words(found[0].drift)})")
     for r in pred_pairs:
         flags.setdefault(r.a, set()).add(f"predictions ~ {r.b}")
         flags.setdefault(r.b, set()).add(f"predictions ~ {r.a}")
@@ -531,19 +601,22 @@ def roster(ordered, test_ids, pred_pairs, code_pairs):
 
 class Cluster(NamedTuple):
     """Submissions that flagged pairs join, directly or through one another: its members, each flagged pair among
-    them with what joins it ("code 72%" or "predictions: FILE 99.2%"), and the kinds of evidence that join them,
-    "code", "predictions" or both: a group that both join is the first to look at."""
+    them with what joins it ("code 72%", "predictions: FILE 99.2%", "params: FILE ~ FILE 3.1% apart"), and the
+    kinds of evidence that join them ("code", "params", "predictions"): a group that more kinds join is the first to
+    look at."""
 
     members: list
     links: list  # [(a, b, what)]
     kinds: list
 
 
-def clusters(pred_pairs, code_pairs):
-    """The groups of submissions that flagged pairs of either kind join (a pair of prediction files, a pair of
-    code; union of both), the largest first, then those both kinds join: [Cluster]."""
+def clusters(pred_pairs, code_pairs, params_pairs=()):
+    """The groups of submissions that flagged pairs of any kind join (a pair of prediction files, of code, of
+    params files; their union), the largest first, then those more kinds join: [Cluster]."""
     links = [(r.a, r.b, "predictions", f"predictions: {r.file} {r.fraction:.1%}") for r in pred_pairs]
     links += [(p.a, p.b, "code", f"code {p.score:.0%}") for p, _ in code_pairs or []]
+    links += [(a, b, "params", f"params: {nearest_files(found)}") for (a, b), found in
+              params_by_pair(params_pairs).items()]
     parent = {}
 
     def root(x):
@@ -590,16 +663,54 @@ def statistics_rows(ordered, test_ids):
     return rows
 
 
-def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=(), ranked=None):
+def params_section(params):
+    """The page's section on params files: the flagged pairs, the class's distribution, what was not compared."""
+    if params is None:
+        return "<p>Not compared.</p>"
+    e = html.escape
+    if params.failed:
+        return f"<p>Not compared: {e(params.failed)}.</p>"
+    import params_similarity  # the ceiling, stated once
+
+    cut = params_similarity.DRIFT_CEILING
+    section = (f"<p>Pairs of submissions one of whose params files is within {cut:.0%} of its size of a file of "
+               f"the other (their drift, tools/params_similarity.py; {params.files} files compared, each with every "
+               "file of its variant of every other submission).  A finetuning moves its pretraining's weights less "
+               "than that; runs that did not come one from the other, trained for thousands of steps, are further "
+               "apart.  But runs of the same code from the same seed on the same data are near without copying: "
+               "the distribution below shows whether near files are the class's rule or an exception.</p>")
+    if params.common:
+        section += ("<p>Not evidence in this class: the deliverables below, which most submissions hold near "
+                    "another's (their runs were one computation: one seed, one data order, the same code).  No pair "
+                    "with one of them is flagged: a copy among them cannot be told by its weights, only by its "
+                    "prediction files and code.</p>") + table(
+            ["file", "submissions holding it near another's"],
+            [[e(c.file), f"{c.near} of {c.files}"] for c in params.common])
+    section += table(["submission", "submission", "files within the cut"],
+                     [[e(a), e(b), "<br>".join(e(f"{p.file_a} ~ {p.file_b}: {drift_words(p.drift)}") for p in found)]
+                      for (a, b), found in params_by_pair(params.pairs).items()])
+    histogram = nearest_histogram(params.nearest, cut)
+    if histogram:
+        section += (f'<img alt="histogram of each params file\'s drift from its nearest file of another submission, '
+                    f'the cut at {cut:.0%} marked" src="data:image/png;base64,{base64.b64encode(histogram).decode()}">')
+    if params.problems:
+        section += "<h3>Params files not compared</h3>" + table(
+            ["submission", "file", "why"], [[e(n), e(f), e(why)] for n, f, why in params.problems])
+    return section
+
+
+def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=(), ranked=None, params=None):
     """report.html: the run's facts, a sortable roster (each submission's points, parts, flags and problems),
     statistics per part and per test, the histograms (grades.png, inlined), the flagged pairs (code, with links to
-    their pages; prediction files) and the submissions that were not graded, with the reason."""
+    their pages; params files, with the class's distribution; prediction files) and the submissions that were not
+    graded, with the reason."""
     e = html.escape
     graded = sum(1 for _, r in ordered if r.get("graded"))
     summary = (f"{len(ordered)} submissions, {graded} graded.  The grades are in {e(out.name)}; this page and the "
                "files beside it hold students' grades and code: keep them to the course's staff.")
     fact_list = "".join(f"<li>{e(k)}: {e(str(v))}</li>" for k, v in facts)
-    parts, people = roster(ordered, test_ids, pred_pairs, code_pairs)
+    params_pairs = [] if params is None or params.failed else params.pairs
+    parts, people = roster(ordered, test_ids, pred_pairs, code_pairs, params_pairs)
 
     def number(value):  # a cell that sorts as a number; empty where the submission was not graded
         return "<td></td>" if value is None else f'<td data-sort="{value:g}">{value:g}</td>'
@@ -661,9 +772,10 @@ def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=()
     groups = table(["submissions", "joined by", "flagged pairs"],
                    [["<br>".join(e(m) for m in c.members), e(" and ".join(c.kinds)),
                      "<br>".join(e(f"{a} ~ {b}: {what}") for a, b, what in c.links)]
-                    for c in clusters(pred_pairs, code_pairs)])
+                    for c in clusters(pred_pairs, code_pairs, params_pairs)])
     ungraded = table(["submission", "why"], [[e(name), e("; ".join(rec.get("problems", [])) or "not graded")]
                                              for name, rec in ordered if not rec.get("graded")])
     return REPORT.format(title=e(out.stem), summary=summary, facts=fact_list, roster=roster_table, stats=stats,
-                         histograms=histograms, clusters=groups, code=code, predictions=predictions,
+                         histograms=histograms, clusters=groups, code=code, params=params_section(params),
+                         predictions=predictions,
                          ungraded=ungraded, same=SIMILAR)

@@ -26,6 +26,10 @@ Outputs, beside --out (grades.csv):
                       (tools/code_similarity.py: copydetect's fingerprints, blind to names, comments, layout
                       and the order of functions): the pair's score, each file's, the most similar file
   grades.similar/     per flagged pair, its matching code side by side (HTML)
+  grades.params.csv   pairs of submissions' params files within lineage.DRIFT_CEILING of each other's size
+                      (tools/params_similarity.py: each file against every file of its variant of every other
+                      submission; a copy, even finetuned a little further, stays that near its source), but
+                      none of a deliverable most of the class holds that near another's (one computation)
   grades.png          histograms of the totals, each part's points and the accuracies
   report.html         one page: the run's facts, a sortable roster, statistics per part and per test, the
                       histograms, the groups that flagged pairs join, the flagged pairs (linked to their
@@ -76,6 +80,7 @@ from grader import GOLD_FILES, GRADING_FILES  # noqa: E402  (the answer files; w
 from class_report import (load_answers, private_path, submission_code, submission_predictions,  # noqa: E402
                           write_report)
 from grading.worker import THREAD_ADDRESS_SPACE, WORKER_ADDRESS_SPACE  # noqa: E402  (a grading's memory limits)
+import params_similarity  # noqa: E402  (which submissions' params files descend one from another)
 
 PIN = ("import os, sys; os.sched_setaffinity(0, {int(c) for c in sys.argv[1].split(',')}); "
        "os.execv(sys.argv[2], sys.argv[2:])")  # run the rest of the command line on the given cores
@@ -541,8 +546,11 @@ def run(args):
              ("kit", kit_version()),
              ("tests", f"{len(test_ids)}: " + (" ".join(args.tests) if args.tests else "all of grader.py's")),
              ("code also compared with", compared_with(args, others))]
+    # the class's params files, each against every other submission's (a process of its own: untrusted bytes)
+    print(f"comparing the params files of {len(subs)} submissions")
+    params = params_similarity.compare_class(subs, len(subs) * len(PARAMS_FILES))
     write_report(out, [(n, records[n]) for n in names], test_ids, preds, answers, code=code,
-                 boilerplate=boilerplate, code_files=seven, facts=facts, others=others)
+                 boilerplate=boilerplate, code_files=seven, facts=facts, others=others, params=params)
     return 0
 
 

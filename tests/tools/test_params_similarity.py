@@ -1,0 +1,262 @@
+"""tools/params_similarity.py: which submissions' params files descend one from another across a class.
+
+The models are small GPTs of the kit's model.py trained here for a few hundred steps (seconds): each student's
+own pretraining from a seed of their own, the finetuning from it, and the copies a class may hold: a classmate's
+finetuned file finetuned a few steps further, and a finetuning of a classmate's pretrain file handed in beside
+one's own pretraining.
+"""
+
+import re
+
+import pytest
+
+import params_similarity as ps
+from checks.lineage import DRIFT_CEILING, drift_record, trainable
+
+pytestmark = pytest.mark.xdist_group("params-similarity")  # the class is trained once, in one worker
+
+VOCAB, BLOCK = 40, 16
+
+
+def tiny(seed):
+    import torch
+
+    from submission import model
+
+    torch.manual_seed(seed)
+    return model.GPT(model.GPTConfig(VOCAB, BLOCK, n_layer=2, n_head=4, n_embd=64))
+
+
+def trained(net, seed, steps, lr):
+    """net trained `steps` AdamW steps at lr on random sequences drawn with seed (in place); its state dict."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    opt = torch.optim.AdamW(net.parameters(), lr=lr)
+    net.train()
+    for _ in range(steps):
+        x = torch.randint(1, VOCAB, (8, BLOCK + 1), generator=g)
+        x[:, 1::2] = (x[:, :-1:2] * 7 + 3) % (VOCAB - 1) + 1  # something to learn: every other token
+        _, loss = net(x[:, :-1], x[:, 1:])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return {k: v.detach().clone() for k, v in net.state_dict().items()}
+
+
+def pretrained(seed):
+    """A student's pretraining: 150 steps at the course's pretraining rate, from a seed of their own."""
+    net = tiny(seed)
+    return net, trained(net, 100 + seed, 150, 6e-3)
+
+
+def run(seed):
+    """A student's pretraining and its finetuning (20 steps at the course's finetuning rate): (pretrain state,
+    finetune state)."""
+    net, pre = pretrained(seed)
+    return pre, trained(net, 200 + seed, 20, 6e-4)
+
+
+@pytest.fixture(scope="module")
+def the_class(tmp_path_factory):
+    """{name: folder} of a class's uploads (params files only): alice, bob and carol each ran their own; dave
+    handed in alice's finetuned file finetuned 10 steps further; erin her own pretraining beside a finetuning of
+    bob's pretrain file; frank alice's vanilla pretrain file as his perceiver's (another variant: never
+    compared with a vanilla file); gina files that are no model (not a state dict, NaN, hundreds of matrices)."""
+    import torch
+
+    root = tmp_path_factory.mktemp("class")
+    files = {}
+    for seed, name in enumerate(["alice", "bob", "carol"], 1):
+        pre, fine = run(seed)
+        files[name] = {"vanilla.pretrain.params": pre, "vanilla.finetune.params": fine, "vanilla.model.params":
+                       trained(tiny(seed + 10), 300 + seed, 100, 6e-4)}
+    dave_net = tiny(0)
+    dave_net.load_state_dict(files["alice"]["vanilla.finetune.params"])
+    files["dave"] = {"vanilla.finetune.params": trained(dave_net, 400, 10, 6e-4),
+                     "vanilla.pretrain.params": pretrained(4)[1]}
+    erin_net = tiny(0)
+    erin_net.load_state_dict(files["bob"]["vanilla.pretrain.params"])
+    files["erin"] = {"vanilla.pretrain.params": pretrained(5)[1],
+                     "vanilla.finetune.params": trained(erin_net, 500, 20, 6e-4)}
+    files["frank"] = {"perceiver.pretrain.params": files["alice"]["vanilla.pretrain.params"]}
+    folders = {}
+    for name, states in files.items():
+        folders[name] = root / name
+        folders[name].mkdir()
+        for fname, state in states.items():
+            torch.save(state, folders[name] / fname)
+    folders["gina"] = root / "gina"
+    folders["gina"].mkdir()
+    (folders["gina"] / "vanilla.model.params").write_bytes(b"not a state dict")
+    broken = {k: v.clone() for k, v in files["carol"]["vanilla.model.params"].items()}
+    next(v for k, v in broken.items() if k.endswith("weight") and v.dim() == 2)[0, 0] = float("nan")
+    torch.save(broken, folders["gina"] / "vanilla.finetune.params")
+    torch.save({f"m{k}": torch.randn(2, 2) for k in range(ps.MAX_MATRICES + 1)},
+               folders["gina"] / "vanilla.pretrain.params")
+    return files, folders
+
+
+def test_the_sketch_measures_lineages_drift_within_a_few_percent(the_class):
+    """The count sketch's drift is checks.lineage's within a few percent (within 1 % on the course's larger
+    matrices: docs/benchmarks.md), over every pair of the class's vanilla files, near (a copy) and far (another
+    run), and for a copy whose every weight is moved by one constant; a 0/1 mask buffer counts in neither."""
+    import torch
+
+    files, _ = the_class
+    mask = torch.tril(torch.ones(BLOCK, BLOCK))  # as the course starter's model saves one with its weights
+    states = [dict(s, **{"attn.mask": mask}) for f in files.values() for n, s in f.items() if n.startswith("vanilla.")]
+    # a copy with every weight moved by one constant: a difference of one sign everywhere, measured as it is
+    states.append({k: v + 0.002 for k, v in states[0].items()})
+    distance, measured = ps.drifts([ps.sketch(s) for s in states])
+    checked = 0
+    for i, a in enumerate(states):
+        for j, b in enumerate(states):
+            if i < j:
+                exact = max(drift_record(a, b, trainable(b))["drift"], drift_record(b, a, trainable(a))["drift"])
+                assert bool(measured[i, j]) and float(distance[i, j]) == pytest.approx(exact, rel=0.04, abs=1e-6)
+                checked += 1
+    assert checked == 91
+
+
+def test_a_copy_finetuned_further_is_flagged_and_independent_runs_are_not(the_class):
+    """Through the process grade_class runs: dave's finetuned file (alice's, 10 steps further) and erin's (bob's
+    pretrain file finetuned) are flagged with their sources, each pair's nearest files named; no pair of the
+    three honest students, nor frank's perceiver file beside alice's vanilla one, nor erin's own pretraining; gina's
+    files are listed with why, and every file's nearest other is measured."""
+    _, folders = the_class
+    found = ps.compare_class(sorted(folders.items()), 3 * len(folders))
+    assert found.failed == "" and found.files == 14
+    flagged = {(p.a, p.file_a, p.b, p.file_b) for p in found.pairs}
+    assert {("alice", "vanilla.finetune.params", "dave", "vanilla.finetune.params"),
+            ("bob", "vanilla.pretrain.params", "erin", "vanilla.finetune.params"),
+            ("bob", "vanilla.finetune.params", "erin", "vanilla.finetune.params")} <= flagged
+    assert {(a, b) for a, _, b, _ in flagged} == {("alice", "dave"), ("bob", "erin")}, flagged
+    assert all(p.drift <= DRIFT_CEILING for p in found.pairs)
+    near = min(p.drift for p in found.pairs if (p.a, p.b) == ("alice", "dave"))
+    assert near < 0.1
+    honest = [n.drift for n in found.nearest if n.name in ("alice", "bob", "carol")
+              and n.file == "vanilla.model.params"]
+    assert len(honest) == 3 and min(honest) > 2 * DRIFT_CEILING
+    assert not any(n.name == "frank" for n in found.nearest)  # the only perceiver file: nothing to compare with
+    why = {(n, f): w for n, f, w in found.problems}
+    assert set(why) == {("gina", f) for f in ("vanilla.model.params", "vanilla.finetune.params",
+                                              "vanilla.pretrain.params")}
+    assert "holds 201 weight matrices" in why["gina", "vanilla.pretrain.params"]
+    assert "could not be loaded" in why["gina", "vanilla.model.params"]
+    assert "NaN" in why["gina", "vanilla.finetune.params"]
+
+
+def test_a_comparison_that_fails_says_why_in_one_sentence(the_class, monkeypatch):
+    """A comparison past its time limit or its memory, or one that prints anything else, is a sentence: the
+    class's report says the params files were not compared, and why."""
+    _, folders = the_class
+    monkeypatch.setattr(ps, "SECONDS", 0.001)
+    monkeypatch.setattr(ps, "SECONDS_PER_FILE", 0)
+    assert ps.compare_class(sorted(folders.items()), 1).failed.startswith("it did not finish within")
+    monkeypatch.undo()
+    monkeypatch.setattr(ps, "WORKER_ADDRESS_SPACE", 64 << 20)  # not even Python and torch fit
+    failed = ps.compare_class(sorted(folders.items()), 1).failed
+    assert failed.startswith("it failed (exit status 1:"), failed
+
+
+def test_a_deliverable_near_in_most_pairs_is_the_classs_rule_not_copying():
+    """Ten students whose vanilla models are one computation (the same start and data: near, 2 % apart) and whose
+    pretrainings are their own, one of them copied: the models are the class's rule, stated and not flagged; the
+    copied pretraining is flagged."""
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+
+    def weights():
+        return {"h.0.w": torch.randn(64, 64, generator=g), "h.1.w": torch.randn(128, 32, generator=g)}
+
+    model = weights()
+    files = []
+    for k in range(10):
+        twin = {n: w + 0.02 * torch.randn(w.shape, generator=g) for n, w in model.items()}
+        files += [(f"s{k}", "vanilla.model.params", twin), (f"s{k}", "vanilla.pretrain.params", weights())]
+    copied = {n: w + 0.05 * torch.randn(w.shape, generator=g) for n, w in files[1][2].items()}
+    files[-1] = ("s9", "vanilla.pretrain.params", copied)
+    pairs, _, common = ps.compare([(n, f, ps.sketch(s)) for n, f, s in files])
+    assert common == [ps.Common("vanilla.model.params", 10, 10)]
+    assert [(p.a, p.file_a, p.b, p.file_b) for p in pairs] == [
+        ("s0", "vanilla.pretrain.params", "s9", "vanilla.pretrain.params")]
+    assert pairs[0].drift == pytest.approx(0.05, rel=0.1)
+    few = ps.compare([(n, f, ps.sketch(s)) for n, f, s in files if n in ("s0", "s1", "s9")])
+    assert few[2] == [] and len(few[0]) == 4  # 3 models: too few to call a rule; their pairs are flagged
+
+
+def class_data(folder):
+    """A data folder with held-out answers, as test_grade_class's."""
+    from conftest import make_world
+
+    folder.mkdir()
+    people = make_world(folder)
+    held_out = people[3 * len(people) // 4:]  # the test inputs of make_world's world
+    (folder / "birth_test.tsv").write_text("".join(f"Where was {n} born?\t{p}\n" for n, p in held_out),
+                                           encoding="utf-8")
+    return folder
+
+
+def test_grade_class_reports_copied_params_in_its_csv_roster_groups_and_page(the_class, tmp_path, monkeypatch):
+    """grade_class on the class (its grading faked: the comparison reads the uploads, not the results):
+    grades.params.csv holds the flagged file pairs, the roster flags both sides, the groups join them, and the
+    page's section shows the pairs, the class's distribution and the files not compared, with why."""
+    import csv
+    import stat
+
+    import grade_class
+    import test_grade_class
+
+    _, folders = the_class
+    monkeypatch.setattr(grade_class, "grade_one", test_grade_class.fake_graded)
+    out = tmp_path / "grades.csv"
+    subs = folders["alice"].parent
+    assert grade_class.main([str(subs), "--out", str(out), "--data-dir", str(class_data(tmp_path / "data")),
+                             "--tests", "1e-0-basic"]) == 0
+    with open(out.with_name("grades.params.csv"), newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert {(r["submission_a"], r["submission_b"]) for r in rows} == {("alice", "dave"), ("bob", "erin")}
+    assert stat.S_IMODE(out.with_name("grades.params.csv").stat().st_mode) == 0o600
+    page = out.with_name("report.html").read_text(encoding="utf-8")
+    roster = page.split("<h2>Roster</h2>")[1].split("</table>")[0]
+    assert re.search(r"<td>alice</td>.*params ~ dave \(\d+\.\d% apart\)", roster)
+    assert re.search(r"<td>erin</td>.*params ~ bob \(\d+\.\d% apart\)", roster)
+    assert "carol" not in page.split("<h2>Possible copying: groups</h2>")[1].split("<h2>Not graded")[0]
+    section = page.split("<h2>Possible copying: params files</h2>")[1].split("<h2>")[0]
+    assert "<td>alice</td><td>dave</td><td>vanilla.finetune.params ~ vanilla.finetune.params: " in section
+    assert "the cut at 50% marked" in section and "14 files compared" in section
+    assert re.search(r"<td>gina</td><td>vanilla.model.params</td><td>vanilla.model.params could not be loaded", section)
+
+
+def test_a_submission_whose_files_kill_the_comparison_is_left_out_and_named(the_class, tmp_path, monkeypatch):
+    """A file that kills the comparing process (here by a signal where its reading would have crashed): the
+    comparison runs again without that submission, whose files are listed as not compared with why; the class's
+    pairs are found as without it."""
+    import torch
+
+    from conftest import ROOT
+
+    _, folders = the_class
+    killer = tmp_path / "killer"
+    killer.mkdir()
+    torch.save({"boom": torch.randn(4, 4)}, killer / "vanilla.model.params")
+    wrapper = tmp_path / "crashing.py"
+    wrapper.write_text(f"""import os, signal, sys
+sys.path.insert(0, {str(ROOT / "tools")!r})
+import params_similarity as ps
+real = ps.sketch
+def sketch(state, fname="the file"):
+    if "boom" in state:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return real(state, fname)
+ps.sketch = sketch
+sys.exit(ps.main())
+""", encoding="utf-8")
+    monkeypatch.setattr(ps, "__file__", str(wrapper))
+    found = ps.compare_class(sorted([*folders.items(), ("killer", killer)]), 3 * len(folders))
+    assert found.failed == "" and found.files == 14
+    assert {(p.a, p.b) for p in found.pairs} == {("alice", "dave"), ("bob", "erin")}
+    why = {(n, f): w for n, f, w in found.problems}
+    assert why["killer", ""].startswith("its params files stopped the comparison (it failed (exit status -11")
