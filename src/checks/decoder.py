@@ -107,14 +107,22 @@ def _up(w, y, x, first):
     return _cross(x, y, w["up"], w["n_head"], allowed)
 
 
-def logits(w, idx):
-    """The course's model's logits (B, T, vocab) for idx (B, T), T <= block_size: the reference's forward."""
+def logits(w, idx, shared=None):
+    """The course's model's logits (B, T, vocab) for idx (B, T), T <= block_size: the reference's forward.
+    shared: a dict that the caller keeps over calls on this same idx with readings of one params file (a search
+    over the perceiver's readings): each down block's bottleneck, which the up block's readings share, is then
+    computed once, where it is most of the work."""
     x = w["tok"][idx] + w["pos"][:, :idx.size(1)]
     if w["variant"] == "vanilla":
         for blk in w["blocks"]:
             x = _block(x, blk, w["n_head"])
     else:
-        x = _up(w, _bottleneck(w, x), x, 0)
+        held = (shared or {}).get(id(w["down"]))
+        if held is None or held[0] is not w["down"]:  # the block itself is kept with it: an id is never reused
+            held = (w["down"], _bottleneck(w, x))
+            if shared is not None:
+                shared[id(w["down"])] = held
+        x = _up(w, held[1], x, 0)
     return _lin(_ln(x, w["ln_f"]), (w["head"], None))
 
 
@@ -196,9 +204,10 @@ def greedy_answers(w, questions, stoi):
     return answers
 
 
-def agreement_score(w, questions, answers, stoi):
+def agreement_score(w, questions, answers, stoi, shared=None):
     """(lines whose answer is the greedy one, their log-probability) with the answers fed in: one pass, right
-    padded (the model is causal by construction: a position never sees what comes after it)."""
+    padded (the model is causal by construction: a position never sees what comes after it).  shared: as
+    logits', over readings of one params file on these questions and answers."""
     import torch
 
     seqs, wanted = [], []
@@ -215,7 +224,7 @@ def agreement_score(w, questions, answers, stoi):
     longest = max(len(s) for s in seqs)
     idx = torch.tensor([s + [0] * (longest - len(s)) for s in seqs])
     with torch.no_grad():
-        logp = torch.log_softmax(logits(w, idx), dim=-1)
+        logp = torch.log_softmax(logits(w, idx, shared), dim=-1)
     agree, total = 0, 0.0
     for r, (start, tail) in enumerate(wanted):
         rows = logp[r, start:start + len(tail)]

@@ -71,8 +71,9 @@ def every_kth(items, n):
     return items[::step][:n]
 
 
-def _forward(w, seqs):
-    """log-probabilities (B, T, vocab) of right-padded seqs (lists of ids), BATCH at a time: a list of tensors."""
+def _forward(w, seqs, shared=None):
+    """log-probabilities (B, T, vocab) of right-padded seqs (lists of ids), BATCH at a time: a list of tensors.
+    shared: a dict kept over calls on these seqs with readings of one params file (decoder.logits')."""
     import torch
 
     out = []
@@ -81,7 +82,8 @@ def _forward(w, seqs):
             chunk = seqs[start:start + BATCH]
             longest = max(len(s) for s in chunk)
             idx = torch.tensor([s + [0] * (longest - len(s)) for s in chunk])  # causal: padding changes nothing
-            out.extend(torch.log_softmax(logits(w, idx).float(), dim=-1))
+            out.extend(torch.log_softmax(logits(w, idx, None if shared is None else shared.setdefault(start, {}))
+                                         .float(), dim=-1))
     return out
 
 
@@ -158,17 +160,18 @@ def heldout_record(w, answers_path, stoi):
     return {"asked": len(rows), "correct": correct, "heldout_gain": _mean(gains)}
 
 
-def text_record(w, seqs):
+def text_record(w, seqs, shared=None):
     """The params' mean loss (nats per character) predicting each next id of every sequence of ids in seqs, beside
     the unigram entropy of those ids (the least mean loss of any model that ignores the context, the best constant
     distribution): {"lines", "chars", "loss", "unigram", "gain"}, where gain = 1 - loss / unigram is the share of
     that entropy the params explain (0 for a model that learned only how often each character occurs, below 0 for
-    an untrained one)."""
+    an untrained one).  shared: a dict kept over calls on these seqs with readings of one params file (a search
+    over the perceiver's readings, decoder.logits')."""
     import torch
 
     seqs = [s for s in seqs if len(s) > 1]
     nll, counts = 0.0, Counter()
-    for logp, seq in zip(_forward(w, seqs) if seqs else [], seqs):
+    for logp, seq in zip(_forward(w, seqs, shared) if seqs else [], seqs):
         targets = torch.tensor(seq[1:])
         nll -= float(logp[:len(seq) - 1].gather(1, targets[:, None]).sum())
         counts.update(seq[1:])

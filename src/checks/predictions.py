@@ -92,7 +92,8 @@ def choose_pair(fitted, questions, answers, stoi):
     step = max(1, len(questions) // SAMPLE)
     sample = list(range(0, len(questions), step))[:SAMPLE]
     qs, ans = [questions[i] for i in sample], [answers[i] for i in sample]
-    return best_pair(fitted, lambda pair: agreement_score(weights(fitted, *pair), qs, ans, stoi),
+    shared = {}  # each down block's bottleneck, computed once for every reading of the up block (decoder.logits)
+    return best_pair(fitted, lambda pair: agreement_score(weights(fitted, *pair), qs, ans, stoi, shared),
                      lambda value: value[0] == len(sample))
 
 
@@ -184,8 +185,9 @@ def learning_check(ctx, params_name, reading, target, answers_file):
         fitted_source = source_params()
         sample = learned.pretraining_sequences(ctx.data_path(course.DATA_FILES["corpus"]), vocab(ctx),
                                                ctx.data_path(answers_file))[:SAMPLE]
+        shared = {}  # each down block's bottleneck, computed once for every reading of the up block
         return weights(fitted_source, *best_pair(fitted_source, lambda p: learned.fit_score(
-            learned.text_record(weights(fitted_source, *p), sample))))
+            learned.text_record(weights(fitted_source, *p), sample, shared))))
 
     def descent():  # how far the params are from those they were finetuned from (checks.lineage)
         from checks.lineage import descent_problem, drift_record

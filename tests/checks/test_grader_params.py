@@ -387,6 +387,39 @@ def test_every_accepted_perceiver_reading_is_one_the_judge_can_load(tmp_path):
                        for pair in pairs), variant
 
 
+def test_a_search_over_the_perceivers_readings_computes_each_bottleneck_once(monkeypatch):
+    """The judge's search over the readings of a perceiver's blocks (decoder.logits with `shared`, through
+    learned.text_record): for every reading the very logits computed without it, each down block's bottleneck
+    computed once (8 of them for 64 readings), not once per reading."""
+    import torch
+
+    from checks import decoder, learned
+    from checks import params as gp
+
+    stoi = course_params.vocab(SRC / "data")
+    net = course_params.course_net("perceiver", stoi, seed=2)
+    state = {k: v.float() for k, v in net.state_dict().items()}
+
+    class Judge:  # what checks.params asks of a judge's context: the reference and a cache
+        cache = {}
+
+        @staticmethod
+        def solution(name):
+            return importlib.import_module(f"submission.{name}")
+
+    fitted = gp.fit(state, gp.reference_model(Judge, "perceiver", len(stoi)), "perceiver", "p", len(stoi))
+    pairs = [(i, j) for i in range(len(fitted[1])) for j in range(len(fitted[2]))]
+    assert len(fitted[1]) > 1 and len(fitted[2]) > 1
+    seqs = torch.randint(2, len(stoi), (2, 12), generator=torch.Generator().manual_seed(0)).tolist()
+    alone = [learned.text_record(gp.weights(fitted, *pair), seqs) for pair in pairs]
+    computed = []
+    bottleneck = decoder._bottleneck
+    monkeypatch.setattr(decoder, "_bottleneck", lambda w, x: computed.append(id(w["down"])) or bottleneck(w, x))
+    shared = {}
+    assert [learned.text_record(gp.weights(fitted, *pair), seqs, shared) for pair in pairs] == alone
+    assert len(computed) == len(set(computed)) == len(fitted[1])
+
+
 def test_the_training_statistic_counts_what_greedy_decoding_answers(world, tmp_path):
     """learned.training_record, teacher-forced in one pass, counts a training question exactly when the
     judge's greedy decoding gives its answer: here a training file whose every other answer is the model's own
@@ -638,7 +671,8 @@ def test_every_statistic_of_the_learned_check_fails_closed(world, monkeypatch):
 
     data, _, _, _ = world
     stoi = course_params.vocab(data)
-    monkeypatch.setattr(learned, "logits", lambda w, idx: torch.full((*idx.shape, len(stoi)), float("nan")))
+    monkeypatch.setattr(learned, "logits",
+                        lambda w, idx, shared=None: torch.full((*idx.shape, len(stoi)), float("nan")))
     paths = (data / "birth_places_train.tsv", data / "wiki.txt", data / "birth_test.tsv")
     for rule in ({"min_question_gain": 1.0}, {"min_corpus_gain": 0.1}, {"min_heldout_gain": 0.5},
                  {"min_pretraining_gain": 0.25}, {"min_pretraining_share": 0.7}, {"max_finetune_drift": 0.4}):
