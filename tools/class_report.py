@@ -497,12 +497,12 @@ def nearest_histogram(nearest, cut):
     variant, the cut marked (cut_histogram); None without files."""
     if not nearest:
         return None
-    top = max(2.0, max(n.drift for n in nearest))
-    return cut_histogram({k: [n.drift for n in nearest if n.file.split(".")[0] == k]
+    top = min(4.0, max(2.0, max(n.drift for n in nearest)))  # one file scaled up a million times stretches nothing
+    return cut_histogram({k: [min(n.drift, top) for n in nearest if n.file.split(".")[0] == k]
                           for k in sorted({n.file.split(".")[0] for n in nearest})},
                          [top * k / 50 for k in range(51)], cut, f"flagged up to {cut:.0%}",
-                         "each params file's drift from the nearest file of another submission (share of its size)",
-                         "files")
+                         "each params file's drift from the nearest file of another submission (share of its size; "
+                         f"{top:g} and more in the last bar)", "files")
 
 
 def table(header, rows):
@@ -677,8 +677,9 @@ def params_section(params):
                f"the other (their drift, tools/params_similarity.py; {params.files} files compared, each with every "
                "file of its variant of every other submission).  A finetuning moves its pretraining's weights less "
                "than that; runs that did not come one from the other, trained for thousands of steps, are further "
-               "apart.  But runs of the same code from the same seed on the same data are near without copying: "
-               "the distribution below shows whether near files are the class's rule or an exception.</p>")
+               "apart.  But runs of the same code from the same seed on the same data are near without copying, and "
+               "so are two files that barely trained (both near the seed's random start): the distribution below "
+               "shows whether near files are the class's rule or an exception.</p>")
     if params.common:
         section += ("<p>Not evidence in this class: the deliverables below, which most submissions hold near "
                     "another's (their runs were one computation: one seed, one data order, the same code).  No pair "

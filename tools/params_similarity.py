@@ -9,8 +9,9 @@ one from the other are far apart, even from the same random start, once each tra
     drift(a, b) = |a - b| / |b|
 
 over the weight matrices both files hold in the same shape (not biases, LayerNorm gains or 0/1 masks: every run
-starts them at the same constants).  Two files of one class are compared both ways, and the larger of the two
-drifts counts: "a is within d of b" holds whichever of them was copied.  A pair of submissions is flagged where
+starts them at the same constants), where those hold at least COVER of the smaller file's.  Two files of one class
+are compared both ways, and the larger of the two drifts counts: "a is within d of b" holds whichever of them was
+copied.  A pair of submissions is flagged where
 any of their files of one variant (vanilla or perceiver: each deliverable against the same one, and a finetuned
 file against the other's pretrain file, ...) is within lineage.DRIFT_CEILING of the other.
 
@@ -23,23 +24,32 @@ rule, stated in the report, and none of its pairs is flagged (COMMON_SHARE, COMM
 A class of hundreds holds thousands of files of 13 MB each: too many to hold, and a million pairs to compare.
 So each weight matrix is folded into SKETCH numbers, a count sketch (each entry added, with a sign drawn for its
 position, to a bucket drawn for it: the draws depend on the tensor's name and shape only, the same in every
-file), whose distances are the weights' own within 1 % on a course model's (docs/benchmarks.md; a few % on
-the tests' small ones): a bucket sums a hundred entries or more, whose signs make the cross terms cancel on
-average.  A matrix of SKETCH entries or fewer is kept whole.
-Each file is read once, and every pair is a few matrix products.
+file, and drawn from a secret of the run: a difference a student aligned with known draws would measure many
+times its size), whose distances are the weights' own within 1 % on a course model's (docs/benchmarks.md; a few
+% on the tests' small ones): a bucket sums a hundred entries or more, whose signs make the cross terms cancel on
+average.  A matrix of SKETCH entries or fewer is kept whole.  Each file is read once, and every pair is a few
+matrix products.
+
+What weights cannot show: a copy changed in ways that leave the model's function as it was (the hidden units of
+an MLP permuted, a query scaled up and its key down, a constant added under a LayerNorm) is as far from its
+source as another run is (docs/attacks.md).
 
 Reading a student's params file is reading untrusted bytes (torch.load with weights_only: plain tensors, no code
 of anyone's): grade_class runs this file as a process of its own with the grader's memory bound and a time limit
-(compare_class), which prints one JSON object; it imports no student code.  Run by hand:
+(compare_class), which prints one JSON object; it imports no student code.  Each submission's files have
+SECONDS_PER_SUBMISSION to be read, and one whose files kill the process is left out on a second run: one upload
+never costs the class its comparison.  Run by hand:
 
-    python tools/params_similarity.py < request.json     # {"submissions": [[name, path], ...]}
+    python tools/params_similarity.py < request.json     # {"submissions": [[name, path], ...], "secret": hex}
 """
 
 import hashlib
 import io
 import json
+import math
 import os
 import re
+import signal
 import subprocess
 import sys
 from typing import NamedTuple
@@ -59,7 +69,10 @@ SKETCH = 1024  # numbers a weight matrix is folded into
 # than this is no model of the course's, and is not compared (each costs SKETCH numbers, held for the whole class)
 MAX_MATRICES = 200
 CACHED = 16 << 20  # entries whose sketch draws are kept for the next file (two course models' take 7 million)
-COVER = 0.5  # the share of each file's weight entries the two must hold in common before they are compared
+# the share of the weight entries of the smaller of two files that they must hold in common (a name, a shape)
+# before they are compared: a perceiver's own blocks are named as its author chose, the rest as the given code names
+# it; and a file padded with a tensor the model never reads is compared as the model it holds
+COVER = 0.5
 # Near files are the class's rule, not evidence, for a deliverable that more than COMMON_SHARE of the submissions
 # holding it hold within the ceiling of another's, in a class of COMMON_FROM such submissions or more: its runs
 # were one computation (every student's vanilla model trained without pretraining, from the course's default seed,
@@ -68,6 +81,9 @@ COMMON_SHARE = 0.5
 COMMON_FROM = 10
 SECONDS = 60  # the comparison's time limit: this plus SECONDS_PER_FILE per params file of the class
 SECONDS_PER_FILE = 2
+# a submission whose files take longer than this to read is not compared (a course-size file takes a tenth of a
+# second; a file of a million tiny tensors, minutes): one upload never holds the class's comparison up
+SECONDS_PER_SUBMISSION = 20
 
 
 class ParamsPair(NamedTuple):
@@ -96,6 +112,9 @@ def variant(fname):
 
 
 _draws = {}  # (name, shape) -> (bucket of each entry, its sign): the same in every file, kept up to CACHED entries
+# Drawn from a secret of the run (compare_class's): with draws a student could compute, a difference aligned with
+# them would measure many times its size
+SALT = {"secret": b""}
 
 
 def draws(key, size):
@@ -103,7 +122,7 @@ def draws(key, size):
 
     if key in _draws:
         return _draws[key]
-    seed = int.from_bytes(hashlib.sha256(repr(key).encode()).digest()[:8], "little")
+    seed = int.from_bytes(hashlib.sha256(SALT["secret"] + repr(key).encode()).digest()[:8], "little")
     g = torch.Generator().manual_seed(seed)
     drawn = (torch.randint(SKETCH, (size,), generator=g), torch.randint(2, (size,), generator=g).double() * 2 - 1)
     if size + sum(b.numel() for b, _ in _draws.values()) <= CACHED:  # a file's odd shapes never fill the memory
@@ -129,48 +148,81 @@ def sketch(state, fname="the file"):
         else:
             bucket, sign = draws(key, flat.numel())
             folded = torch.zeros(SKETCH, dtype=torch.float64).index_add_(0, bucket, flat * sign)
-        out[key] = (folded.float(), float(flat.pow(2).sum()), flat.numel())  # float32: a class's sketches held
+        folded, size = folded.float(), float(flat.pow(2).sum())  # float32: a class's sketches are held
+        if not (bool(torch.isfinite(folded).all()) and size < float("inf")):
+            raise Fail(f"{fname} holds weights too large to compare (near the largest float32), where a trained "
+                       "model's are near 0.1")
+        out[key] = (folded, size, flat.numel())
     return out
+
+
+class TooSlow(BaseException):
+    """A submission's files took more than SECONDS_PER_SUBMISSION to read (not an Exception: the loader's own
+    `except Exception` must not take it for a broken file and go on without a clock)."""
+
+
+def _too_slow(signum, frame):
+    raise TooSlow
 
 
 def read_class(submissions, progress=None):
     """([(name, file, sketch)], [(name, file, why it was not compared)]) of every params file of the submissions
-    ([(name, path of its zip or folder)]), the copies their grading read (kit/upload.py).  progress: a stream told
-    "reading K" before the K-th submission is read (compare_class's: which one stopped a process that died)."""
+    ([(name, path of its zip or folder)]), the copies their grading read (kit/upload.py), each submission's within
+    SECONDS_PER_SUBMISSION.  progress: a stream told "reading K" before the K-th submission is read (compare_class's:
+    which one stopped a process that died)."""
     import torch  # noqa: F401  (before any file: a process that cannot hold torch fails as a whole, not per file)
 
     names = upload.deliverable_names(sorted(p.name for p in (SRC / "submission").glob("*.py")))
     files, problems = [], []
+    timed = hasattr(signal, "setitimer")
+    if timed:
+        signal.signal(signal.SIGALRM, _too_slow)
     for k, (name, path) in enumerate(submissions):
         if progress is not None:
             print(f"reading {k}", file=progress, flush=True)
+        own = []
         try:
-            with upload.Upload(path) as up:
-                chosen = up.choose(names).chosen
-                for fname in PARAMS_FILES:
-                    if fname not in chosen:
-                        continue
-                    try:
-                        folded = sketch(load_params(io.BytesIO(up.read(chosen[fname])), fname), fname)
-                    except Fail as e:
-                        problems.append((name, fname, str(e)))
-                        continue
-                    except Exception as e:  # noqa: BLE001 - whatever an upload's bytes cause: that file alone
-                        problems.append((name, fname, f"{fname} could not be compared ({type(e).__name__}: "
-                                                      f"{upload.shown(str(e))})"))
-                        continue
-                    if folded:
-                        files.append((name, fname, folded))
-                    else:
-                        problems.append((name, fname, f"{fname} holds no weight matrix"))
-        except (OSError, ValueError):  # an upload that cannot be read: its row in the report says why
-            continue
+            if timed:
+                signal.setitimer(signal.ITIMER_REAL, SECONDS_PER_SUBMISSION)
+            _read_submission(name, path, names, own, problems)
+            files += own
+        except TooSlow:
+            problems.append((name, "", f"its params files took more than {SECONDS_PER_SUBMISSION} s to read "
+                                       "(a course-size file takes a tenth of a second): not compared"))
+        finally:
+            if timed:
+                signal.setitimer(signal.ITIMER_REAL, 0)
     return files, problems
+
+
+def _read_submission(name, path, names, files, problems):
+    """read_class's work on one submission: its files' sketches into files, what could not be read into problems."""
+    try:
+        with upload.Upload(path) as up:
+            chosen = up.choose(names).chosen
+            for fname in PARAMS_FILES:
+                if fname not in chosen:
+                    continue
+                try:
+                    folded = sketch(load_params(io.BytesIO(up.read(chosen[fname])), fname), fname)
+                except Fail as e:
+                    problems.append((name, fname, upload.shown(str(e)[:400], 300)))
+                    continue
+                except Exception as e:  # noqa: BLE001 - whatever an upload's bytes cause: that file alone
+                    problems.append((name, fname, f"{fname} could not be compared ({type(e).__name__}: "
+                                                  f"{upload.shown(str(e)[:400])})"))
+                    continue
+                if folded:
+                    files.append((name, fname, folded))
+                else:
+                    problems.append((name, fname, f"{fname} holds no weight matrix"))
+    except (OSError, ValueError):  # an upload that cannot be read: its row in the report says why
+        return
 
 
 def drifts(sketches):
     """The matrix of the larger drift of each two of `sketches` (of one variant), and where it was measured: over
-    the matrices both hold in one shape, which hold at least COVER of each file's weight entries, and where
+    the matrices both hold in one shape, which hold at least COVER of the smaller file's weight entries, and where
     neither is all zeros."""
     import torch
 
@@ -188,7 +240,7 @@ def drifts(sketches):
         moved[rows, cols] += (squares[:, None] + squares[None, :] - 2 * gram).clamp(min=0)
         size[rows, cols] += torch.tensor([sketches[i][key][1] for i in idx.tolist()], dtype=torch.float64)[None, :]
         common[rows, cols] += float(sketches[int(idx[0])][key][2])
-    measured = (common >= COVER * total[:, None]) & (common >= COVER * total[None, :]) & (size > 0) & (size.T > 0)
+    measured = (common >= COVER * torch.minimum(total[:, None], total[None, :])) & (size > 0) & (size.T > 0)
     one_way = (moved / size.clamp(min=1e-300)).sqrt()
     return torch.maximum(one_way, one_way.T), measured
 
@@ -205,16 +257,17 @@ def compare(files):
     """From read_class's files: the pairs of files of different submissions within DRIFT_CEILING of each other
     ([ParamsPair], the nearest first), each file's nearest file of another submission ([Nearest]), and the
     deliverables that most of the class holds near another submission's ([Common]): the class's runs of them were
-    one computation (one seed, one data order, the same code), near without copying, and no pair with one of them
-    is flagged."""
-    near, nearest, held, twinned = [], [], {}, {}
+    one computation (one seed, one data order, the same code), near without copying, and no pair of two such
+    files is flagged; and the files that no file of another submission could be compared with, with why."""
+    near, nearest, held, twinned, alone = [], [], {}, {}, []
     for kind in sorted({variant(f) for _, f, _ in files}):
         group = [(n, f) for n, f, _ in files if variant(f) == kind]
         distance, measured = (m.numpy() for m in drifts([s for n, f, s in files if variant(f) == kind]))
         for i, (name, fname) in enumerate(group):
-            best = None
+            best, others = None, False
             for j, (other, ofile) in enumerate(group):
-                if other == name or not measured[i, j]:
+                others = others or other != name
+                if other == name or not measured[i, j] or not math.isfinite(float(distance[i, j])):
                     continue
                 d = round(float(distance[i, j]), 4)
                 if best is None or d < best.drift:
@@ -227,11 +280,14 @@ def compare(files):
             held.setdefault(fname, set()).add(name)
             if best is not None:
                 nearest.append(best)
+            elif others:
+                alone.append((name, fname, f"{fname} shares too few of its weight matrices (by name and shape) with "
+                                           f"every other submission's {kind} files to be compared with them"))
     common = [Common(f, len(twinned.get(f, ())), len(names)) for f, names in sorted(held.items())
               if len(names) >= COMMON_FROM and len(twinned.get(f, ())) > COMMON_SHARE * len(names)]
     rule = {c.file for c in common}
-    pairs = [p for p in near if p.file_a not in rule and p.file_b not in rule]
-    return sorted(pairs, key=lambda p: (p.drift, p.a, p.b, p.file_a, p.file_b)), nearest, common
+    pairs = [p for p in near if not (p.file_a in rule and p.file_b in rule)]
+    return sorted(pairs, key=lambda p: (p.drift, p.a, p.b, p.file_a, p.file_b)), nearest, common, alone
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -239,12 +295,19 @@ def compare(files):
 
 
 def main():
+    """The process compare_class runs: a request on its standard input ({"submissions": [[name, path], ...],
+    "secret": hex, "address_space": bytes}), one JSON object on its standard output."""
     request = json.load(sys.stdin)
+    if request.get("address_space") and os.name == "posix":  # set here, not by the parent: it may hold threads
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (request["address_space"], request["address_space"]))
+    SALT["secret"] = bytes.fromhex(request.get("secret", ""))
     files, problems = read_class([(str(n), str(p)) for n, p in request["submissions"]], progress=sys.stderr)
     print("comparing", file=sys.stderr, flush=True)  # no submission's files are read from here on
-    pairs, nearest, common = compare(files)
+    pairs, nearest, common, alone = compare(files)
     json.dump({"files": len(files), "pairs": [list(p) for p in pairs], "nearest": [list(n) for n in nearest],
-               "common": [list(c) for c in common], "problems": [list(p) for p in problems]}, sys.stdout)
+               "common": [list(c) for c in common], "problems": [list(p) for p in problems + alone]}, sys.stdout)
     return 0
 
 
@@ -258,12 +321,6 @@ class Comparison(NamedTuple):
     common: list
     problems: list
     failed: str
-
-
-def _bounded():
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (WORKER_ADDRESS_SPACE, WORKER_ADDRESS_SPACE))
 
 
 MAX_STOPPERS = 3  # submissions whose files may stop the comparison, each left out in turn, before it gives up
@@ -290,11 +347,11 @@ def compare_class(submissions, count):
 def _compare_once(submissions, count):
     """(Comparison, the index of the submission whose files were being read when the process failed, or None)."""
     limit = SECONDS + SECONDS_PER_FILE * count
-    request = json.dumps({"submissions": [[n, str(p)] for n, p in submissions]})
+    request = json.dumps({"submissions": [[n, str(p)] for n, p in submissions], "secret": os.urandom(16).hex(),
+                          "address_space": WORKER_ADDRESS_SPACE})
     try:
         proc = subprocess.run([sys.executable, __file__], input=request, capture_output=True, text=True,
-                              timeout=limit, cwd=str(SRC),
-                              preexec_fn=_bounded if os.name == "posix" else None)  # no such limit elsewhere
+                              timeout=limit, cwd=str(SRC))
     except subprocess.TimeoutExpired as e:
         stderr = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
         return Comparison(0, [], [], [], [], f"it did not finish within {limit} s"), _reading(stderr)

@@ -49,8 +49,9 @@ def load_params(path, params_name):
     # number it can compare (a value too large for float32 becomes inf above, so it is refused too).
     broken = [k for k, v in out.items() if not bool(torch.isfinite(v).all())]
     if broken:
+        first = ascii(broken[0][:80])[1:-1] + ("..." if len(broken[0]) > 80 else "")  # a name is any string
         raise Fail(f"{params_name} holds NaN or inf values ({len(broken)} tensor{'s' if len(broken) > 1 else ''}, "
-                   f"{broken[0]} first): a trained model never does; if your training loss became nan, train "
+                   f"{first} first): a trained model never does; if your training loss became nan, train "
                    "again (a smaller learning rate, or --precision fp32) and submit the params of that run")
     return out
 

@@ -62,7 +62,8 @@ def the_class(tmp_path_factory):
     """{name: folder} of a class's uploads (params files only): alice, bob and carol each ran their own; dave
     handed in alice's finetuned file finetuned 10 steps further; erin her own pretraining beside a finetuning of
     bob's pretrain file; frank alice's vanilla pretrain file as his perceiver's (another variant: never
-    compared with a vanilla file); gina files that are no model (not a state dict, NaN, hundreds of matrices)."""
+    compared with a vanilla file); gina files that are no model (not a state dict, NaN, hundreds of matrices);
+    hank alice's finetuned file with a tensor beside it that no model reads, larger than all its weights."""
     import torch
 
     root = tmp_path_factory.mktemp("class")
@@ -80,6 +81,8 @@ def the_class(tmp_path_factory):
     files["erin"] = {"vanilla.pretrain.params": pretrained(5)[1],
                      "vanilla.finetune.params": trained(erin_net, 500, 20, 6e-4)}
     files["frank"] = {"perceiver.pretrain.params": files["alice"]["vanilla.pretrain.params"]}
+    padded = dict(files["alice"]["vanilla.finetune.params"], **{"junk.weight": torch.full((2000, 64), 0.25)})
+    files["hank"] = {"vanilla.finetune.params": padded}  # more entries of a tensor no model reads than weights
     folders = {}
     for name, states in files.items():
         folders[name] = root / name
@@ -116,7 +119,7 @@ def test_the_sketch_measures_lineages_drift_within_a_few_percent(the_class):
                 exact = max(drift_record(a, b, trainable(b))["drift"], drift_record(b, a, trainable(a))["drift"])
                 assert bool(measured[i, j]) and float(distance[i, j]) == pytest.approx(exact, rel=0.04, abs=1e-6)
                 checked += 1
-    assert checked == 91
+    assert checked == 105
 
 
 def test_a_copy_finetuned_further_is_flagged_and_independent_runs_are_not(the_class):
@@ -126,12 +129,14 @@ def test_a_copy_finetuned_further_is_flagged_and_independent_runs_are_not(the_cl
     files are listed with why, and every file's nearest other is measured."""
     _, folders = the_class
     found = ps.compare_class(sorted(folders.items()), 3 * len(folders))
-    assert found.failed == "" and found.files == 14
+    assert found.failed == "" and found.files == 15
     flagged = {(p.a, p.file_a, p.b, p.file_b) for p in found.pairs}
     assert {("alice", "vanilla.finetune.params", "dave", "vanilla.finetune.params"),
+            ("alice", "vanilla.finetune.params", "hank", "vanilla.finetune.params"),
             ("bob", "vanilla.pretrain.params", "erin", "vanilla.finetune.params"),
             ("bob", "vanilla.finetune.params", "erin", "vanilla.finetune.params")} <= flagged
-    assert {(a, b) for a, _, b, _ in flagged} == {("alice", "dave"), ("bob", "erin")}, flagged
+    assert {(a, b) for a, _, b, _ in flagged} == {("alice", "dave"), ("alice", "hank"), ("dave", "hank"),
+                                                  ("bob", "erin")}, flagged
     assert all(p.drift <= DRIFT_CEILING for p in found.pairs)
     near = min(p.drift for p in found.pairs if (p.a, p.b) == ("alice", "dave"))
     assert near < 0.1
@@ -142,6 +147,7 @@ def test_a_copy_finetuned_further_is_flagged_and_independent_runs_are_not(the_cl
     why = {(n, f): w for n, f, w in found.problems}
     assert set(why) == {("gina", f) for f in ("vanilla.model.params", "vanilla.finetune.params",
                                               "vanilla.pretrain.params")}
+    assert all(len(w) < 400 for w in why.values())
     assert "holds 201 weight matrices" in why["gina", "vanilla.pretrain.params"]
     assert "could not be loaded" in why["gina", "vanilla.model.params"]
     assert "NaN" in why["gina", "vanilla.finetune.params"]
@@ -178,12 +184,16 @@ def test_a_deliverable_near_in_most_pairs_is_the_classs_rule_not_copying():
         files += [(f"s{k}", "vanilla.model.params", twin), (f"s{k}", "vanilla.pretrain.params", weights())]
     copied = {n: w + 0.05 * torch.randn(w.shape, generator=g) for n, w in files[1][2].items()}
     files[-1] = ("s9", "vanilla.pretrain.params", copied)
-    pairs, _, common = ps.compare([(n, f, ps.sketch(s)) for n, f, s in files])
-    assert common == [ps.Common("vanilla.model.params", 10, 10)]
+    # s8's model is s1's pretraining: a pair of the rule's deliverable with another one is still evidence
+    files[-4] = ("s8", "vanilla.model.params", {n: w + 0.01 * torch.randn(w.shape, generator=g)
+                                                for n, w in files[3][2].items()})
+    pairs, _, common, alone = ps.compare([(n, f, ps.sketch(s)) for n, f, s in files])
+    assert common == [ps.Common("vanilla.model.params", 9, 10)] and alone == []
     assert [(p.a, p.file_a, p.b, p.file_b) for p in pairs] == [
+        ("s1", "vanilla.pretrain.params", "s8", "vanilla.model.params"),
         ("s0", "vanilla.pretrain.params", "s9", "vanilla.pretrain.params")]
-    assert pairs[0].drift == pytest.approx(0.05, rel=0.1)
-    few = ps.compare([(n, f, ps.sketch(s)) for n, f, s in files if n in ("s0", "s1", "s9")])
+    assert pairs[1].drift == pytest.approx(0.05, rel=0.1)
+    few = ps.compare([(n, f, ps.sketch(s)) for n, f, s in files if n in ("s0", "s2", "s9")])
     assert few[2] == [] and len(few[0]) == 4  # 3 models: too few to call a rule; their pairs are flagged
 
 
@@ -217,7 +227,8 @@ def test_grade_class_reports_copied_params_in_its_csv_roster_groups_and_page(the
                              "--tests", "1e-0-basic"]) == 0
     with open(out.with_name("grades.params.csv"), newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert {(r["submission_a"], r["submission_b"]) for r in rows} == {("alice", "dave"), ("bob", "erin")}
+    assert {(r["submission_a"], r["submission_b"]) for r in rows} == {("alice", "dave"), ("alice", "hank"),
+                                                                       ("dave", "hank"), ("bob", "erin")}
     assert stat.S_IMODE(out.with_name("grades.params.csv").stat().st_mode) == 0o600
     page = out.with_name("report.html").read_text(encoding="utf-8")
     roster = page.split("<h2>Roster</h2>")[1].split("</table>")[0]
@@ -226,7 +237,7 @@ def test_grade_class_reports_copied_params_in_its_csv_roster_groups_and_page(the
     assert "carol" not in page.split("<h2>Possible copying: groups</h2>")[1].split("<h2>Not graded")[0]
     section = page.split("<h2>Possible copying: params files</h2>")[1].split("<h2>")[0]
     assert "<td>alice</td><td>dave</td><td>vanilla.finetune.params ~ vanilla.finetune.params: " in section
-    assert "the cut at 50% marked" in section and "14 files compared" in section
+    assert "the cut at 50% marked" in section and "15 files compared" in section
     assert re.search(r"<td>gina</td><td>vanilla.model.params</td><td>vanilla.model.params could not be loaded", section)
 
 
@@ -256,7 +267,56 @@ sys.exit(ps.main())
 """, encoding="utf-8")
     monkeypatch.setattr(ps, "__file__", str(wrapper))
     found = ps.compare_class(sorted([*folders.items(), ("killer", killer)]), 3 * len(folders))
-    assert found.failed == "" and found.files == 14
-    assert {(p.a, p.b) for p in found.pairs} == {("alice", "dave"), ("bob", "erin")}
+    assert found.failed == "" and found.files == 15
+    assert {(p.a, p.b) for p in found.pairs} == {("alice", "dave"), ("alice", "hank"), ("dave", "hank"),
+                                                 ("bob", "erin")}
     why = {(n, f): w for n, f, w in found.problems}
     assert why["killer", ""].startswith("its params files stopped the comparison (it failed (exit status -11")
+
+
+def test_a_difference_aligned_with_the_sketch_is_measured_as_it_is(monkeypatch):
+    """The sketch's draws come from a secret of the run: a copy moved by 4 % of its size along signs computed from
+    draws a student could know measures 4 %, where with those draws it measured several times that."""
+    import torch
+
+    g = torch.Generator().manual_seed(1)
+    source = {f"h.{k}.w": torch.randn(256, 256, generator=g) for k in range(3)}
+
+    def aligned_copy():  # each entry moved by 4 % of the weights' spread, with the sign the draws give it
+        return {n: w + 0.04 * ps.draws((n, tuple(w.shape)), w.numel())[1].float().reshape(w.shape)
+                for n, w in source.items()}
+
+    def measured(copy):
+        ps._draws.clear()
+        return float(ps.drifts([ps.sketch(copy), ps.sketch(source)])[0][0, 1])
+
+    monkeypatch.setitem(ps.SALT, "secret", b"")
+    copy = aligned_copy()
+    assert measured(copy) > 0.2  # a student who knew the draws would pass the cut with a near copy
+    monkeypatch.setitem(ps.SALT, "secret", bytes(range(16)))
+    assert measured(copy) == pytest.approx(0.04, rel=0.1)
+    ps._draws.clear()
+
+
+def test_a_submission_slower_to_read_than_its_time_is_left_out_and_named(the_class, monkeypatch):
+    """read_class gives each submission SECONDS_PER_SUBMISSION: one past it (here every one, with a limit of a
+    millisecond) is listed as not compared, and the next is read with its own time."""
+    _, folders = the_class
+    monkeypatch.setattr(ps, "SECONDS_PER_SUBMISSION", 0.001)
+    files, problems = ps.read_class(sorted(folders.items())[:2])
+    assert files == [] and [(n, f) for n, f, _ in problems] == [("alice", ""), ("bob", "")]
+    assert "took more than 0.001 s to read" in problems[0][2]
+
+
+def test_a_broken_tensors_name_in_a_message_is_cut(tmp_path):
+    """A NaN tensor's name, which a student chooses, is cut in load_params' sentence (the judge's, the student's
+    grader's and the class comparison's): a name of a million characters is not a message of a million."""
+    import torch
+
+    from checks.lineage import load_params
+    from graderUtil import Fail
+
+    torch.save({"\x01" * 1_000_000: torch.tensor([[float("nan"), 1.0]])}, tmp_path / "p")
+    with pytest.raises(Fail) as e:
+        load_params(tmp_path / "p", "vanilla.model.params")
+    assert len(str(e.value)) < 1000 and "\\x01\\x01" in str(e.value)
