@@ -11,21 +11,22 @@ one from the other are far apart, even from the same random start, once each tra
 over the weight matrices both files hold in the same shape (not biases, LayerNorm gains or 0/1 masks: every run
 starts them at the same constants), where those hold at least COVER of the smaller file's.  Two files of one class
 are compared both ways, and the larger of the two drifts counts: "a is within d of b" holds whichever of them was
-copied.  A pair of submissions is flagged where
-any of their files of one variant (vanilla or perceiver: each deliverable against the same one, and a finetuned
-file against the other's pretrain file, ...) is within lineage.DRIFT_CEILING of the other.
+copied.  A pair of submissions is flagged where any of their files of one variant (vanilla or perceiver: each
+deliverable against the same one, and a finetuned file against the other's pretrain file, ...) is within
+lineage.DRIFT_CEILING of the other.
 
 Near is evidence only where honest runs are far.  The course's default seed gives every student the same random
 start, and a run is deterministic where its code and data are: every correct student's vanilla model trained
 without pretraining is one computation, and two such runs, one in float32 and one in bfloat16, ended 0.047 apart
 (docs/benchmarks.md).  So a deliverable that most of the class holds near another submission's is the class's
-rule, stated in the report, and none of its pairs is flagged (COMMON_SHARE, COMMON_FROM); copying joins a few.
+rule, stated in the report, and no pair of two such files is flagged (COMMON_SHARE, COMMON_FROM); copying joins a
+few.
 
 A class of hundreds holds thousands of files of 13 MB each: too many to hold, and a million pairs to compare.
 So each weight matrix is folded into SKETCH numbers, a count sketch (each entry added, with a sign drawn for its
-position, to a bucket drawn for it: the draws depend on the tensor's name and shape only, the same in every
-file, and drawn from a secret of the run: a difference a student aligned with known draws would measure many
-times its size), whose distances are the weights' own within 1 % on a course model's (docs/benchmarks.md; a few
+position, to a bucket drawn for it: the draws depend on the tensor's name and shape and on a secret of the run
+only, the same in every file of the run; a difference a student aligned with known draws would measure many times
+its size), whose distances are the weights' own within 1 % on a course model's (docs/benchmarks.md; a few
 % on the tests' small ones): a bucket sums a hundred entries or more, whose signs make the cross terms cancel on
 average.  A matrix of SKETCH entries or fewer is kept whole.  Each file is read once, and every pair is a few
 matrix products.
