@@ -8,6 +8,7 @@ grader's (checks/predictions.py).
 
 import importlib.util
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -558,6 +559,47 @@ def test_the_pretraining_statistic_is_zero_for_a_model_that_knows_only_how_often
         gains[name] = record["gain"]
     assert gains["unigram"] == pytest.approx(0.0, abs=1e-3), gains
     assert gains["random"] < 0 and gains["pretrained"] >= 0.45, gains
+
+
+def test_a_table_of_the_previous_character_gains_nothing_over_the_judges_bigram(tmp_path, monkeypatch):
+    """The bigram baseline of learned's records is a table of the previous character fitted on the public corpus:
+    params whose logits are such a table, written from wiki.txt's lines corrupted as the pretraining corrupts them
+    (pretraining_record) or from their plain starts (corpus_record), gain nothing over it, though their gain over
+    the unigram entropy is well above 0; a table of character frequencies alone gains less than nothing."""
+    from collections import Counter
+
+    import torch
+
+    from checks import learned
+
+    data = tmp_path / "data"
+    data.mkdir()
+    make_world(data)
+    stoi = course_params.vocab(data)
+    lines = [line for line in (data / "wiki.txt").read_text(encoding="utf-8").split("\n") if len(line.strip()) > 1]
+
+    def table(seqs):  # log P(next | previous), counted here, with the judge's smoothing of a half
+        counts = torch.full((len(stoi), len(stoi)), 0.5, dtype=torch.float64)
+        for (a, b), n in Counter(pair for s in seqs for pair in zip(s, s[1:])).items():
+            counts[a, b] += n
+        return (counts.log() - counts.sum(dim=1, keepdim=True).log()).float()
+
+    ids = [[stoi[ch] for ch in line[:learned.PRETRAIN_CHARS]] for line in lines]
+    corrupted = [learned.corrupted(s, stoi[course_params.MASK]) for s in ids if len(s) >= 8]
+    starts = [[stoi[ch] for ch in line[:learned.CORPUS_CHARS]] for line in lines]
+    seed = data / "birth_dev.tsv"  # any file's seed draws every line of this corpus, shorter than CORPUS_LINES
+    for name, fitted, measure in (("pretraining", corrupted, lambda: learned.pretraining_record(
+            None, data / "wiki.txt", stoi, seed)), ("corpus", starts, lambda: learned.corpus_record(
+                None, data / "wiki.txt", stoi))):
+        bigram = table(fitted)
+        monkeypatch.setattr(learned, "logits", lambda w, idx, shared=None, t=bigram: t[idx])
+        record = measure()
+        assert record["gain"] > 0.2 and record["bigram_gain"] == pytest.approx(0, abs=1e-3), (name, record)
+        frequencies = Counter(t for s in fitted for t in s[1:])
+        unigram = torch.tensor([math.log(frequencies.get(i, 0) + 0.5) for i in range(len(stoi))])
+        monkeypatch.setattr(learned, "logits", lambda w, idx, shared=None, u=unigram: u.expand(*idx.shape, -1))
+        record = measure()
+        assert record["bigram_gain"] < -0.1, (name, record)
 
 
 def test_a_pretraining_that_predicts_corrupted_lines_far_worse_than_plain_ones_fails_the_share(world, monkeypatch):
