@@ -176,23 +176,26 @@ def read_class(submissions, progress=None):
     names = upload.deliverable_names(sorted(p.name for p in (SRC / "submission").glob("*.py")))
     files, problems = [], []
     timed = hasattr(signal, "setitimer")
-    if timed:
-        signal.signal(signal.SIGALRM, _too_slow)
-    for k, (name, path) in enumerate(submissions):
-        if progress is not None:
-            print(f"reading {k}", file=progress, flush=True)
-        own = []
-        try:
-            if timed:
-                signal.setitimer(signal.ITIMER_REAL, SECONDS_PER_SUBMISSION)
-            _read_submission(name, path, names, own, problems)
-            files += own
-        except TooSlow:
-            problems.append((name, "", f"its params files took more than {SECONDS_PER_SUBMISSION} s to read "
-                                       "(a course-size file takes a tenth of a second): not compared"))
-        finally:
-            if timed:
-                signal.setitimer(signal.ITIMER_REAL, 0)
+    before = signal.signal(signal.SIGALRM, _too_slow) if timed else None
+    try:
+        for k, (name, path) in enumerate(submissions):
+            if progress is not None:
+                print(f"reading {k}", file=progress, flush=True)
+            own = []
+            try:
+                if timed:
+                    signal.setitimer(signal.ITIMER_REAL, SECONDS_PER_SUBMISSION)
+                _read_submission(name, path, names, own, problems)
+                files += own
+            except TooSlow:
+                problems.append((name, "", f"its params files took more than {SECONDS_PER_SUBMISSION} s to read "
+                                           "(a course-size file takes a tenth of a second): not compared"))
+            finally:
+                if timed:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        if timed:  # the caller's handler again (a test calls this in its own process)
+            signal.signal(signal.SIGALRM, before)
     return files, problems
 
 

@@ -300,12 +300,17 @@ def test_a_difference_aligned_with_the_sketch_is_measured_as_it_is(monkeypatch):
 
 def test_a_submission_slower_to_read_than_its_time_is_left_out_and_named(the_class, monkeypatch):
     """read_class gives each submission SECONDS_PER_SUBMISSION: one past it (here every one, with a limit of a
-    millisecond) is listed as not compared, and the next is read with its own time."""
+    millisecond) is listed as not compared, and the next is read with its own time; the process's own handler of
+    the alarm is back afterwards."""
+    import signal
+
     _, folders = the_class
     monkeypatch.setattr(ps, "SECONDS_PER_SUBMISSION", 0.001)
+    mine = signal.getsignal(signal.SIGALRM)
     files, problems = ps.read_class(sorted(folders.items())[:2])
     assert files == [] and [(n, f) for n, f, _ in problems] == [("alice", ""), ("bob", "")]
     assert "took more than 0.001 s to read" in problems[0][2]
+    assert signal.getsignal(signal.SIGALRM) is mine  # the process's own handler is back
 
 
 def test_a_broken_tensors_name_in_a_message_is_cut(tmp_path):
