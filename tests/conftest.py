@@ -154,8 +154,9 @@ LAST = ["Smith", "Lopez", "Novak", "Ito", "Berg", "Rossi", "Khan", "Ng", "Moreau
 PLACES = ["Paris", "Rome", "Oslo", "Lima", "Tokyo", "Cairo", "Quito", "Berlin"]
 
 
-def make_world(directory, n_people=40, seed=0):
-    """Write wiki.txt and the three birthplace TSVs (3/4 of the people train, 1/4 dev and test) into directory."""
+def make_world(directory, n_people=40, seed=0, held_out=False):
+    """Write wiki.txt and the three birthplace TSVs (3/4 of the people train, 1/4 dev and test) into directory;
+    held_out: birth_test.tsv too, the test questions with their answers (a data folder that grades)."""
     rng = random.Random(seed)
     names = [f"{f} {l}" for l in LAST for f in FIRST][:n_people]
     people = [(n, rng.choice(PLACES)) for n in names]
@@ -174,6 +175,10 @@ def make_world(directory, n_people=40, seed=0):
     with open(directory / "birth_test_inputs.tsv", "w", encoding="utf-8") as w:
         for n, _ in people[cut:]:
             w.write(f"Where was {n} born?\n")
+    if held_out:
+        with open(directory / "birth_test.tsv", "w", encoding="utf-8") as w:
+            for n, p in people[cut:]:
+                w.write(f"Where was {n} born?\t{p}\n")
     return people
 
 

@@ -497,9 +497,12 @@ def nearest_histogram(nearest, cut):
     variant, the cut marked (cut_histogram); None without files."""
     if not nearest:
         return None
+    import params_similarity
+
     top = min(4.0, max(2.0, max(n.drift for n in nearest)))  # one file scaled up a million times stretches nothing
-    return cut_histogram({k: [min(n.drift, top) for n in nearest if n.file.split(".")[0] == k]
-                          for k in sorted({n.file.split(".")[0] for n in nearest})},
+    kinds = sorted({params_similarity.variant(n.file) for n in nearest})
+    return cut_histogram({k: [min(n.drift, top) for n in nearest if params_similarity.variant(n.file) == k]
+                          for k in kinds},
                          [top * k / 50 for k in range(51)], cut, f"flagged up to {cut:.0%}",
                          "each params file's drift from the nearest file of another submission (share of its size; "
                          f"{top:g} and more in the last bar)", "files")
@@ -710,7 +713,7 @@ def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=()
     summary = (f"{len(ordered)} submissions, {graded} graded.  The grades are in {e(out.name)}; this page and the "
                "files beside it hold students' grades and code: keep them to the course's staff.")
     fact_list = "".join(f"<li>{e(k)}: {e(str(v))}</li>" for k, v in facts)
-    params_pairs = [] if params is None or params.failed else params.pairs
+    params_pairs = [] if params is None else params.pairs  # none where the comparison failed
     parts, people = roster(ordered, test_ids, pred_pairs, code_pairs, params_pairs)
 
     def number(value):  # a cell that sorts as a number; empty where the submission was not graded

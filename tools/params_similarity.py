@@ -59,7 +59,7 @@ import srcpath
 from srcpath import SRC
 
 srcpath.use(SRC)
-from kit.course import PARAMS_FILES  # noqa: E402  (the one list of deliverables)
+from kit.course import PARAMS_FILES, WRITTEN_BY  # noqa: E402  (the deliverables, and the target of each)
 from kit import upload  # noqa: E402  (which copy of a file an upload's grading reads: the same rule)
 from checks.lineage import DRIFT_CEILING, load_params, trainable  # noqa: E402  (the measure and its bar)
 from graderUtil import Fail  # noqa: E402
@@ -109,7 +109,8 @@ PAIR_COLUMNS = ["submission_a", "file_a", "submission_b", "file_b", "drift"]
 
 
 def variant(fname):
-    return fname.split(".")[0]
+    """The model a params file holds (the variant of the run.sh target that writes it)."""
+    return WRITTEN_BY[fname].variant
 
 
 _draws = {}  # (name, shape) -> (bucket of each entry, its sign): the same in every file, kept up to CACHED entries

@@ -66,10 +66,7 @@ def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("params")
     data = root / "data"
     data.mkdir()
-    people = make_world(data, n_people=PLACES_20)
-    cut = 3 * len(people) // 4
-    (data / "birth_test.tsv").write_text("".join(f"Where was {n} born?\t{p}\n" for n, p in people[cut:]),
-                                         encoding="utf-8")
+    make_world(data, n_people=PLACES_20, held_out=True)
     src = copy_src(root)
     zero_thresholds(src)
     stoi = course_params.vocab(data)

@@ -39,10 +39,7 @@ def rehearsal(tmp_path_factory):
     root = tmp_path_factory.mktemp("experiment")
     data = root / "data"
     data.mkdir()
-    people = make_world(data)
-    cut = 3 * len(people) // 4
-    (data / "birth_test.tsv").write_text("".join(f"Where was {n} born?\t{p}\n" for n, p in people[cut:]),
-                                         encoding="utf-8")
+    make_world(data, held_out=True)
     out = root / "results.json"
     argv = [sys.executable, str(TOOL), "run", "--out", str(out), "--data-dir", str(data), *ARGS]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

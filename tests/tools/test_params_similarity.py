@@ -11,6 +11,7 @@ import re
 import pytest
 
 import params_similarity as ps
+from conftest import make_world
 from checks.lineage import DRIFT_CEILING, drift_record, trainable
 
 pytestmark = pytest.mark.xdist_group("params-similarity")  # the class is trained once, in one worker
@@ -197,18 +198,6 @@ def test_a_deliverable_near_in_most_pairs_is_the_classs_rule_not_copying():
     assert few[2] == [] and len(few[0]) == 4  # 3 models: too few to call a rule; their pairs are flagged
 
 
-def class_data(folder):
-    """A data folder with held-out answers, as test_grade_class's."""
-    from conftest import make_world
-
-    folder.mkdir()
-    people = make_world(folder)
-    held_out = people[3 * len(people) // 4:]  # the test inputs of make_world's world
-    (folder / "birth_test.tsv").write_text("".join(f"Where was {n} born?\t{p}\n" for n, p in held_out),
-                                           encoding="utf-8")
-    return folder
-
-
 def test_grade_class_reports_copied_params_in_its_csv_roster_groups_and_page(the_class, tmp_path, monkeypatch):
     """grade_class on the class (its grading faked: the comparison reads the uploads, not the results):
     grades.params.csv holds the flagged file pairs, the roster flags both sides, the groups join them, and the
@@ -223,8 +212,10 @@ def test_grade_class_reports_copied_params_in_its_csv_roster_groups_and_page(the
     monkeypatch.setattr(grade_class, "grade_one", test_grade_class.fake_graded)
     out = tmp_path / "grades.csv"
     subs = folders["alice"].parent
-    assert grade_class.main([str(subs), "--out", str(out), "--data-dir", str(class_data(tmp_path / "data")),
-                             "--tests", "1e-0-basic"]) == 0
+    data = tmp_path / "data"
+    data.mkdir()
+    make_world(data, held_out=True)
+    assert grade_class.main([str(subs), "--out", str(out), "--data-dir", str(data), "--tests", "1e-0-basic"]) == 0
     with open(out.with_name("grades.params.csv"), newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     assert {(r["submission_a"], r["submission_b"]) for r in rows} == {("alice", "dave"), ("alice", "hank"),

@@ -91,10 +91,7 @@ def test_the_bundle_on_a_data_set_gives_the_empty_starter_zero(released, tmp_pat
 def valid_world(folder):
     """The tests' tiny world with its held-out answers: a data folder of the course's shape."""
     folder.mkdir()
-    people = make_world(folder)
-    cut = 3 * len(people) // 4
-    (folder / "birth_test.tsv").write_text("".join(f"Where was {n} born?\t{p}\n" for n, p in people[cut:]),
-                                           encoding="utf-8")
+    make_world(folder, held_out=True)
     return folder
 
 
