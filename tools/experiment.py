@@ -414,6 +414,8 @@ def spread(results_list):
                 if "train" in stats and stats["train"]["asked"]:
                     values.setdefault(f"{name} train", []).append(stats["train"]["correct"] / stats["train"]["asked"])
                     values.setdefault(f"{name} question", []).append(stats["train"]["question_gain"])
+                    if stats["train"].get("question_evidence") is not None:
+                        values.setdefault(f"{name} question evidence", []).append(stats["train"]["question_evidence"])
                 for check in PRETRAINED:  # corpus and pretraining: the share of a text's entropy explained
                     if check in stats and stats[check]["gain"] is not None:
                         values.setdefault(f"{name} {check}", []).append(stats[check]["gain"])
@@ -441,6 +443,7 @@ def ceil_to(x, digits=3):
 def calibrate(args):
     import grader  # noqa: F401  (configures the harness: the file that identifies a data set)
     import graderUtil
+    from checks.learned import QUESTION_EVIDENCE
 
     points_path = Path(args.points) if args.points else SRC / "points.json"
     if args.rehearsal and points_path.resolve() == (SRC / "points.json").resolve():
@@ -504,6 +507,14 @@ def calibrate(args):
     for pname, checks in LEARNED.items():
         rule = {}
         for check in checks:
+            if check == "question":  # the evidence that the gain is above 0: a fixed bar where noise is not, not
+                # a share of a run, which every correct run must clear (learned_bars_problem)
+                m = measured.get(f"{pname} question evidence")
+                if m is None or m["n"] < len(runs):
+                    raise UserError(f"{pname} has no question evidence in every seed (results of an older "
+                                    "experiment.py? run the experiment again)")
+                rule["min_question_evidence"] = QUESTION_EVIDENCE
+                continue
             if check == "drift":  # a distance: at most what correct finetunings moved, over the margin
                 m = measured.get(f"{pname} drift")
                 if m is None or m["n"] < len(runs):
@@ -553,11 +564,12 @@ def calibrate(args):
 
 
 def learned_bars_problem(learned, measured):
-    """A sentence if a bar would not tell learning from its absence: a question bar must be at least
-    QUESTION_FLOOR (checks/learned.py) nats, which noise cannot reach, a held-out bar above the most that the
-    model finetuned without pretraining (UNPRETRAINED) reached in these runs, and a drift bar at most
-    DRIFT_CEILING (checks/lineage.py), nearer than models that do not descend one from the other are."""
-    from checks.learned import QUESTION_FLOOR
+    """A sentence if a bar would not tell learning from its absence, or would fail a correct run: every correct
+    run's question evidence must clear QUESTION_EVIDENCE (checks/learned.py), the bar that noise does not reach, a
+    held-out bar must sit above the most that the model finetuned without pretraining (UNPRETRAINED) reached in
+    these runs, and a drift bar at most DRIFT_CEILING (checks/lineage.py), nearer than models that do not descend
+    one from the other are."""
+    from checks.learned import QUESTION_EVIDENCE
     from checks.lineage import DRIFT_CEILING
 
     for pname, rule in learned.items():
@@ -566,10 +578,12 @@ def learned_bars_problem(learned, measured):
                     f"{rule['max_finetune_drift']:.3f} is above {DRIFT_CEILING:g}, where models that do not descend "
                     "one from the other can be, so it cannot tell a file's own pretraining from another; look at "
                     "the runs before calibrating")
-        if rule["min_question_gain"] < QUESTION_FLOOR:
-            return (f"the correct runs' {pname} know too little of their training questions: a bar of "
-                    f"{rule['min_question_gain']:.3f} nats is below {QUESTION_FLOOR:g}, which noise "
-                    "can reach, so it cannot tell learning from a constant; look at the runs before calibrating")
+        evidence = measured.get(f"{pname} question evidence")
+        if "min_question_evidence" in rule and evidence and evidence["min"] < rule["min_question_evidence"]:
+            return (f"the correct runs' {pname} know too little of their training questions: the weakest is "
+                    f"{evidence['min']:.2f} standard errors above 0, below the bar of {QUESTION_EVIDENCE:g} that "
+                    "tells learning from noise, so the bar would fail a correct run; look at the runs before "
+                    "calibrating")
         floor = measured.get(f"{UNPRETRAINED} heldout")
         if "min_heldout_gain" in rule and floor and rule["min_heldout_gain"] <= floor["max"]:
             return (f"the correct runs' {pname} know too little of the held-out people: a bar of "

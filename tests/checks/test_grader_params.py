@@ -270,7 +270,8 @@ def test_a_model_made_by_hand_that_learned_nothing_earns_no_prediction_points(wo
         out = t[tid]["output"]
         assert t[tid]["status"] == "failed" and t[tid]["score"] == 0, out
         assert "earns no accuracy points" in out and "it has not learned them" in out, out
-        assert "only 0.00 nats more probable after their own question" in out, out  # it ignores the question
+        # it ignores the question: no row gains anything
+        assert "0.00 nats more probable after their own question" in out and "0.0 standard errors from 0" in out, out
         assert "to every one gets" in out, out  # what the best constant answer gets, for comparison
 
 
@@ -416,6 +417,45 @@ def test_a_search_over_the_perceivers_readings_computes_each_bottleneck_once(mon
     shared = {}
     assert [learned.text_record(gp.weights(fitted, *pair), seqs, shared) for pair in pairs] == alone
     assert len(computed) == len(set(computed)) == len(fitted[1])
+
+
+def test_the_question_evidence_is_the_mean_gain_in_standard_errors_of_the_rows_spread():
+    """learned.evidence: the mean over sd / sqrt(rows), so that one mean is strong evidence from rows that agree
+    and weak from rows that scatter; 0 for params that ignore the question (every row's gain 0), a finite cap where
+    every row gains the same, NaN where a gain is (its bar then fails)."""
+    from checks import learned
+
+    assert learned.evidence([0.0] * 50) == 0.0
+    assert learned.evidence([1.0, 2.0, 3.0]) == 3.46 and learned.evidence([-1.0, -2.0, -3.0]) == -3.46
+    assert learned.evidence([0.6, 0.4] * 50) == 49.75 and learned.evidence([10.0, -9.0] * 50) == 0.52
+    assert learned.evidence([0.5] * 10) == learned.EVIDENCE_CAP and learned.evidence([-0.5] * 10) == -1000.0
+    assert learned.evidence([1.0]) is None and learned.evidence([]) is None
+    assert math.isnan(learned.evidence([1.0, float("nan"), 2.0]))
+
+
+def test_random_models_show_no_evidence_of_knowing_their_training_questions(world):
+    """Course-size models that use the question without having learned it (random, sharpened, their weights as
+    made and scaled up tenfold) gain or lose a little on each training row: their evidence stays within the
+    spread of chance, far below the bar, while their gain in nats grows with the scale."""
+    import torch
+
+    from checks import learned
+    from checks import params
+
+    data, *_ = world
+    stoi = course_params.vocab(data)
+    seen = []
+    for variant in ("vanilla", "perceiver"):
+        for seed in range(3):
+            net = course_params.course_net(variant, stoi, seed=seed)
+            for scale in (1.0, 10.0):
+                with torch.no_grad():
+                    scaled = {k: v.float() * (scale if v.dim() >= 2 else 1.0) for k, v in net.state_dict().items()}
+                fitted = params.fit(scaled, net, variant, "p", len(stoi))
+                record = learned.training_record(params.weights(fitted, 0, 0), data / "birth_places_train.tsv", stoi)
+                seen.append((variant, seed, scale, record["question_gain"], record["question_evidence"]))
+    assert all(abs(e) < 3.0 for *_, e in seen), seen
+    assert max(abs(g) for *_, g, _ in seen) > 0.05, seen  # they do use the question: not a gain of 0
 
 
 def test_the_training_statistic_counts_what_greedy_decoding_answers(world, tmp_path):
@@ -713,7 +753,8 @@ def test_every_statistic_of_the_learned_check_fails_closed(world, monkeypatch):
     monkeypatch.setattr(learned, "logits",
                         lambda w, idx, shared=None: torch.full((*idx.shape, len(stoi)), float("nan")))
     paths = (data / "birth_places_train.tsv", data / "wiki.txt", data / "birth_test.tsv")
-    for rule in ({"min_question_gain": 1.0}, {"min_corpus_gain": 0.1}, {"min_heldout_gain": 0.5},
+    for rule in ({"min_question_gain": 1.0}, {"min_question_evidence": 4.0}, {"min_corpus_gain": 0.1},
+                 {"min_heldout_gain": 0.5},
                  {"min_pretraining_gain": 0.25}, {"min_pretraining_share": 0.7}, {"max_finetune_drift": 0.4}):
         problem, _ = learned.check(None, rule, "perceiver.finetune.params", "perceiver_finetune_with_pretrain", stoi,
                                    *paths, pretrained=lambda: None, descent=lambda: {"drift": float("nan")})
@@ -745,7 +786,7 @@ def test_a_model_that_knows_its_training_questions_but_not_the_held_out_people_f
         return path
 
     train = own_file("train", "birth_places_train.tsv")
-    rule = {"min_question_gain": 1.0, "min_heldout_gain": 0.5}
+    rule = {"min_question_gain": 1.0, "min_question_evidence": 4.0, "min_heldout_gain": 0.5}
     args = ("vanilla.finetune.params", "vanilla_finetune_with_pretrain", stoi, train, data / "wiki.txt")
     problem, facts = learned.check(w, rule, *args, own_file("test", "known.tsv"))
     assert problem is None, (problem, facts)

@@ -150,6 +150,7 @@ def full_size(results, seeds, scale=1.0, unpretrained=0.5):
             if "train" in stats:
                 stats["train"]["correct"] = round(stats["train"]["asked"] * min(1.0, (scale + 0.01 * k) * 0.8))
                 stats["train"]["question_gain"] = round((scale + 0.01 * k) * 6.0, 4)
+                stats["train"]["question_evidence"] = round((scale + 0.01 * k) * 40.0, 2)
             if "corpus" in stats:
                 stats["corpus"]["gain"] = round((scale + 0.01 * k) * 0.6, 4)
             if "pretraining" in stats:
@@ -203,8 +204,12 @@ def test_calibrate_writes_the_row_of_the_data_set_with_its_bars_and_evidence(reh
     assert row["vanilla.pretrain.dev.predictions"] == {"min_accuracy": half(pretrain_dev)}
     nopretrain = lowest(made, lambda s: s["predictions"]["vanilla.nopretrain.test.predictions"]["correct"])
     assert row["vanilla.nopretrain.test.predictions"] == {"min_correct": max(1, nopretrain // 2)}
-    question = lowest(made, lambda s: s["models"]["vanilla.model.params"]["train"]["question_gain"])
-    assert row["learned"]["vanilla.model.params"] == {"min_question_gain": half(question)}
+    # the question's bar: the evidence where noise is not, the same for every file (no share of a run)
+    assert row["learned"]["vanilla.model.params"] == {"min_question_evidence": 4.0}
+    assert all(rule["min_question_evidence"] == 4.0 and "min_question_gain" not in rule
+               for rule in row["learned"].values())
+    question = lowest(made, lambda s: s["models"]["perceiver.finetune.params"]["train"]["question_evidence"])
+    assert row["evidence"]["learned"]["measured"]["perceiver.finetune.params question evidence"]["min"] == question
     gain = lowest(made, lambda s: s["models"]["perceiver.finetune.params"]["corpus"]["gain"])
     assert row["learned"]["perceiver.finetune.params"]["min_corpus_gain"] == half(gain) == 0.27
     heldout = lowest(made, lambda s: s["models"]["vanilla.finetune.params"]["heldout"]["heldout_gain"])
@@ -268,11 +273,16 @@ def test_calibrate_refuses_results_that_cannot_set_a_bar_with_one_sentence(rehea
     assert points.read_text(encoding="utf-8") == before
 
 
-def test_calibrate_refuses_a_question_bar_that_noise_reaches(rehearsal, tmp_path):
+def test_calibrate_refuses_runs_whose_question_evidence_the_bar_would_fail(rehearsal, tmp_path):
+    """The question's bar is fixed where noise is not (4 standard errors): runs whose weakest seed is below it are
+    refused (the bar would fail a correct run), runs that clear it are not, however small their gain in nats."""
     _, _, results, _, _ = rehearsal
-    made = full_size(results, 3, scale=0.1)  # a question gain of 0.6 nats: a bar of 0.3, below the floor of 1
-    r = experiment("calibrate", write(tmp_path, "a.json", made), "--points", str(points_copy(tmp_path)), "--row", "t")
-    assert r.returncode == 2 and "cannot tell learning from a constant" in r.stderr, r.stderr
+    for scale, refused in ((0.1, False), (0.09, True)):  # the weakest seed's evidence: 4.0, then 3.6
+        made = full_size(results, 3, scale=scale, unpretrained=0.0)
+        r = experiment("calibrate", write(tmp_path, "a.json", made), "--points", str(points_copy(tmp_path)),
+                       "--row", "t")
+        assert (r.returncode == 2) == refused, r.stderr
+        assert ("3.60 standard errors above 0, below the bar of 4" in r.stderr) == refused, r.stderr
 
 
 def test_calibrate_refuses_a_heldout_bar_that_a_model_without_pretraining_reaches(rehearsal, tmp_path):
