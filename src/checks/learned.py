@@ -324,8 +324,8 @@ def fit_score(record):
 # max_finetune_drift (checks.lineage.drift_record's drift from those params: at most, where every other bar is at
 # least).  The instructor's calibration sets the gains' bars from correct runs.  Whether the params know their
 # training questions is judged by the evidence alone: the question gain of params that ignore the question is
-# exactly 0, and a correct model may know its questions only a little (a perceiver finetuned from a short
-# pretraining: 0.15 nats), so the bar is not a share of what one run reached but QUESTION_EVIDENCE, where noise
+# exactly 0, and a correct model may know its questions only a little (a perceiver finetuned from 50 epochs of
+# its pretraining: 0.20 nats), so the bar is not a share of what one run reached but QUESTION_EVIDENCE, where noise
 # is not: random models of the course's size, their weights as made or scaled up, measure about 0 with a spread of
 # 1 (docs/benchmarks.md), and 4 standard errors is a chance of about 3 in 100,000.  The calibration refuses runs
 # that do not clear it.  Each comparison fails closed (checks/bars.py): a statistic that is not a finite number,
