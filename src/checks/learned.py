@@ -149,9 +149,11 @@ def evidence(gains):
     if len(gains) < 2:
         return None
     mean = sum(gains) / len(gains)
+    if not math.isfinite(mean):  # a gain that is NaN: so is the evidence
+        return mean
     sd = math.sqrt(sum((g - mean) ** 2 for g in gains) / (len(gains) - 1))
-    if not sd > 0:  # not a bar: every row the same gain (NaN falls through to the division, and stays NaN)
-        return 0.0 if mean == 0 else math.copysign(EVIDENCE_CAP, mean) if math.isfinite(mean) else mean
+    if sd == 0:  # every row the same gain: 0, or as sure as can be
+        return math.copysign(EVIDENCE_CAP, mean) if mean else 0.0
     return round(max(-EVIDENCE_CAP, min(EVIDENCE_CAP, mean / (sd / math.sqrt(len(gains))))), 2)
 
 

@@ -437,8 +437,6 @@ def test_random_models_show_no_evidence_of_knowing_their_training_questions(worl
     """Course-size models that use the question without having learned it (random, sharpened, their weights as
     made and scaled up tenfold) gain or lose a little on each training row: their evidence stays within the
     spread of chance, far below the bar, while their gain in nats grows with the scale."""
-    import torch
-
     from checks import learned
     from checks import params
 
@@ -449,8 +447,7 @@ def test_random_models_show_no_evidence_of_knowing_their_training_questions(worl
         for seed in range(3):
             net = course_params.course_net(variant, stoi, seed=seed)
             for scale in (1.0, 10.0):
-                with torch.no_grad():
-                    scaled = {k: v.float() * (scale if v.dim() >= 2 else 1.0) for k, v in net.state_dict().items()}
+                scaled = {k: v.float() * (scale if v.dim() >= 2 else 1.0) for k, v in net.state_dict().items()}
                 fitted = params.fit(scaled, net, variant, "p", len(stoi))
                 record = learned.training_record(params.weights(fitted, 0, 0), data / "birth_places_train.tsv", stoi)
                 seen.append((variant, seed, scale, record["question_gain"], record["question_evidence"]))
