@@ -401,7 +401,7 @@ def summary(results):
 def spread(results_list):
     """{measure: {"min", "median", "max", "n"}} over every seed of one or more results: each prediction file's
     accuracy and each params file's statistics (training questions answered, question, corpus, pretraining and
-    held-out gains, the pretraining share)."""
+    held-out gains, the pretraining share and its gain over the judge's bigram)."""
     if isinstance(results_list, dict):
         results_list = [results_list]
     values = {}
@@ -421,6 +421,8 @@ def spread(results_list):
                         values.setdefault(f"{name} {check}", []).append(stats[check]["gain"])
                 if stats.get("pretraining", {}).get("share") is not None:
                     values.setdefault(f"{name} pretraining share", []).append(stats["pretraining"]["share"])
+                if stats.get("pretraining", {}).get("bigram_gain") is not None:  # beyond the judge's bigram
+                    values.setdefault(f"{name} pretraining bigram gain", []).append(stats["pretraining"]["bigram_gain"])
                 if "heldout" in stats and stats["heldout"]["heldout_gain"] is not None:
                     values.setdefault(f"{name} heldout", []).append(stats["heldout"]["heldout_gain"])
                 if stats.get("drift", {}).get("drift") is not None:  # how far finetuning moved its pretraining
@@ -537,6 +539,11 @@ def calibrate(args):
                 else:
                     raise UserError(f"{of} has no pretraining share in every seed: its gain on plain text was not "
                                     "above 0, so that run's pretraining learned nothing; look at its loss log")
+                over = measured.get(f"{of} pretraining bigram gain")
+                if over is None or over["n"] < len(runs):
+                    raise UserError(f"{of} has no gain over the bigram in every seed (results of an older "
+                                    "experiment.py? run the experiment again)")
+                rule["min_pretraining_bigram_gain"] = floor_to(margin * over["min"])
         learned[pname] = rule
     lift_problem = learned_bars_problem(learned, measured)
     if lift_problem and not args.rehearsal:
@@ -564,11 +571,11 @@ def calibrate(args):
 
 
 def learned_bars_problem(learned, measured):
-    """A sentence if a bar would not tell learning from its absence, or would fail a correct run: every correct
-    run's question evidence must clear QUESTION_EVIDENCE (checks/learned.py), the bar that noise does not reach, a
-    held-out bar must sit above the most that the model finetuned without pretraining (UNPRETRAINED) reached in
-    these runs, and a drift bar at most DRIFT_CEILING (checks/lineage.py), nearer than models that do not descend
-    one from the other are."""
+    """A sentence if a bar would not tell learning from its absence, or would fail a correct run: every correct run's
+    question evidence must clear QUESTION_EVIDENCE (checks/learned.py), the bar that noise does not reach, a bar on
+    the pretraining's gain over the judge's bigram must be above 0, a held-out bar must sit above the most that the
+    model finetuned without pretraining (UNPRETRAINED) reached in these runs, and a drift bar at most DRIFT_CEILING
+    (checks/lineage.py), nearer than models that do not descend one from the other are."""
     from checks.learned import QUESTION_EVIDENCE
     from checks.lineage import DRIFT_CEILING
 
@@ -584,6 +591,11 @@ def learned_bars_problem(learned, measured):
                     f"{evidence['min']:.2f} standard errors above 0, below the bar of {QUESTION_EVIDENCE:g} that "
                     "tells learning from noise, so the bar would fail a correct run; look at the runs before "
                     "calibrating")
+        if rule.get("min_pretraining_bigram_gain", 1) <= 0:
+            return (f"the pretrain files that the correct runs' {pname} was finetuned from predict corrupted lines "
+                    f"no better than the corpus's bigram (a bar of {rule['min_pretraining_bigram_gain']:.3f}), so "
+                    "the bar cannot tell a pretraining from a table of the previous character written by hand; look "
+                    "at the runs (are they full length?) before calibrating")
         floor = measured.get(f"{UNPRETRAINED} heldout")
         if "min_heldout_gain" in rule and floor and rule["min_heldout_gain"] <= floor["max"]:
             return (f"the correct runs' {pname} know too little of the held-out people: a bar of "

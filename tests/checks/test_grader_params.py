@@ -636,6 +636,51 @@ def test_a_table_of_the_previous_character_gains_nothing_over_the_judges_bigram(
         assert record["bigram_gain"] < -0.1, (name, record)
 
 
+@pytest.mark.parametrize("variant", ["perceiver", "vanilla"])
+def test_a_pretrain_file_written_by_hand_as_a_bigram_table_fails_the_bigram_bar_alone(tmp_path, variant):
+    """Issue 60's attack on the pretraining check: a table of the previous character, counted on every line of
+    wiki.txt corrupted as the pretraining corrupts them and written into the course's model by hand (no gradient
+    step, seconds to make), predicts span-corrupted lines far below their unigram entropy and as well as plain
+    ones, so it clears the course row's pretraining gain and share; what it knows beyond the judge's own bigram is
+    nothing, and the bar on that (min_pretraining_bigram_gain) fails it, naming the file, its loss, the bigram's and
+    what to submit.  The suite's pretrained model of that variant, trained on those lines, passes all three."""
+    from checks import learned
+    from checks import params
+
+    data = tmp_path / "data"
+    data.mkdir()
+    make_world(data)
+    stoi = course_params.vocab(data)
+    wiki, answers = data / "wiki.txt", data / "birth_dev.tsv"
+    course = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["thresholds"]["rows"]["course"]
+    finetuned = f"{variant}.finetune.params"
+    rule = {k: v for k, v in course["learned"][finetuned].items() if k.startswith("min_pretraining")}
+    assert set(rule) == {"min_pretraining_gain", "min_pretraining_share", "min_pretraining_bigram_gain"}, rule
+    course_params.save(course_params.bigram_net(variant, stoi, learned.corrupted_corpus(wiki, stoi)),
+                       tmp_path / "bigram")
+    target = f"{variant}_finetune_with_pretrain"
+    paths = (data / "birth_places_train.tsv", wiki, answers)
+
+    def judged(path, rule):
+        w = params.own_reading(path, variant, len(stoi), *reference_modules())
+        return learned.check(None, rule, finetuned, target, stoi, *paths, pretrained=lambda: w)
+
+    record = learned.pretraining_record(params.own_reading(tmp_path / "bigram", variant, len(stoi),
+                                                           *reference_modules()), wiki, stoi, answers)
+    assert record["bigram_gain"] == pytest.approx(0, abs=2e-3), record
+    without = {k: v for k, v in rule.items() if k != "min_pretraining_bigram_gain"}
+    assert judged(tmp_path / "bigram", without)[0] is None  # the gain and the share alone let it through
+    problem, facts = judged(tmp_path / "bigram", rule)
+    assert problem.startswith(f"{variant}.pretrain.params, which {finetuned} was finetuned from, predicts "
+                              f"span-corrupted lines of wiki.txt with a loss of {record['loss']} nats, 0 % "), problem
+    assert (f"what a table of the previous character counted on every line of wiki.txt gives ({record['bigram']}), "
+            f"where a model pretrained with span corruption gets at least {100 * rule['min_pretraining_bigram_gain']:g}"
+            " % below it") in problem, problem
+    assert f"./run.sh {variant}_pretrain" in problem, problem
+    problem, facts = judged(course_params.pretrained_file(data, variant=variant), rule)
+    assert problem is None and "the corpus's bigram on span-corrupted lines" in facts[-1], (problem, facts)
+
+
 def test_a_pretraining_that_predicts_corrupted_lines_far_worse_than_plain_ones_fails_the_share(world, monkeypatch):
     """min_pretraining_share: where the params the perceiver was finetuned from predict the corrupted lines only half
     as well as the same lines as plain text (as plain next-character models of the course's corpus do, 0.47-0.52,
@@ -752,15 +797,22 @@ def test_every_statistic_of_the_learned_check_fails_closed(world, monkeypatch):
     paths = (data / "birth_places_train.tsv", data / "wiki.txt", data / "birth_test.tsv")
     for rule in ({"min_question_gain": 1.0}, {"min_question_evidence": 4.0}, {"min_corpus_gain": 0.1},
                  {"min_heldout_gain": 0.5},
-                 {"min_pretraining_gain": 0.25}, {"min_pretraining_share": 0.7}, {"max_finetune_drift": 0.4}):
+                 {"min_pretraining_gain": 0.25}, {"min_pretraining_share": 0.7},
+                 {"min_pretraining_bigram_gain": 0.2}, {"max_finetune_drift": 0.4}):
         problem, _ = learned.check(None, rule, "perceiver.finetune.params", "perceiver_finetune_with_pretrain", stoi,
                                    *paths, pretrained=lambda: None, descent=lambda: {"drift": float("nan")})
-        # a share of NaN gains is no ratio: None
-        said = ("is not a number (got NoneType)" if "min_pretraining_share" in rule
+        # a share of NaN gains, or a gain over the bigram of a NaN loss, is no ratio: None
+        said = ("is not a number (got NoneType)" if {"min_pretraining_share", "min_pretraining_bigram_gain"} & set(rule)
                 else "is not a finite number (got nan)")
         assert problem and said in problem, (rule, problem)
         of = "perceiver.pretrain.params" if any("pretraining" in k for k in rule) else "perceiver.finetune.params"
         assert problem.startswith(f"{of} is not a model that learned its task"), (rule, problem)
+    # a bar the check does not know (a misspelt key in points.json) fails closed too, where it was skipped
+    problem, facts = learned.check(None, {"min_pretraining_gain": 0.25, "min_pretrain_bigram_gain": 0.2},
+                                   "perceiver.finetune.params", "perceiver_finetune_with_pretrain", stoi, *paths,
+                                   pretrained=lambda: None)
+    assert problem.startswith("the grader's thresholds row gives perceiver.finetune.params bars it does not know "
+                              "(min_pretrain_bigram_gain; it knows min_question_gain, ") and not facts, problem
 
 
 def test_a_model_that_knows_its_training_questions_but_not_the_held_out_people_fails(world, tmp_path):

@@ -156,6 +156,7 @@ def full_size(results, seeds, scale=1.0, unpretrained=0.5):
             if "pretraining" in stats:
                 stats["pretraining"]["gain"] = round((scale + 0.01 * k) * 0.5, 4)
                 stats["pretraining"]["share"] = round(0.9 + 0.01 * k, 4)
+                stats["pretraining"]["bigram_gain"] = round((scale + 0.01 * k) * 0.4, 4)
             if "drift" in stats:
                 stats["drift"]["drift"] = round((scale + 0.01 * k) * 0.1, 4)
         for name, stats in s["models"].items():
@@ -221,6 +222,9 @@ def test_calibrate_writes_the_row_of_the_data_set_with_its_bars_and_evidence(reh
     # its share (corrupted lines against plain ones) at 0.8 of the lowest: half would pass a plain model of the text
     share = lowest(made, lambda s: s["models"]["perceiver.pretrain.params"]["pretraining"]["share"])
     assert row["learned"]["perceiver.finetune.params"]["min_pretraining_share"] == 0.72 == round(0.8 * share, 3)
+    # its gain over the judge's bigram (a table of the previous character): half the lowest, as a gain's bar
+    over = lowest(made, lambda s: s["models"]["perceiver.pretrain.params"]["pretraining"]["bigram_gain"])
+    assert row["learned"]["perceiver.finetune.params"]["min_pretraining_bigram_gain"] == half(over) == 0.18
     assert "min_heldout_gain" not in row["learned"]["perceiver.finetune.params"]
     # the vanilla model's pretraining likewise; the drift bar at the most a finetuning moved, over the margin
     assert row["learned"]["vanilla.finetune.params"]["min_pretraining_share"] == 0.72
@@ -238,7 +242,8 @@ def test_calibrate_writes_the_row_of_the_data_set_with_its_bars_and_evidence(reh
 
 
 @pytest.mark.parametrize("case", ["small", "two seeds", "two data sets", "not every point", "no row",
-                                  "a pretraining with no share", "a finetuning that moved far"])
+                                  "a pretraining with no share", "a finetuning that moved far",
+                                  "a pretraining no better than a bigram", "results without the bigram's gain"])
 def test_calibrate_refuses_results_that_cannot_set_a_bar_with_one_sentence(rehearsal, tmp_path, case):
     _, _, results, _, _ = rehearsal
     points = points_copy(tmp_path)
@@ -261,6 +266,10 @@ def test_calibrate_refuses_results_that_cannot_set_a_bar_with_one_sentence(rehea
         made[0]["seeds"]["1"]["models"]["perceiver.pretrain.params"]["pretraining"]["share"] = None
     elif case == "a finetuning that moved far":  # a bar of 0.6: models not one from the other can be that near
         made[0]["seeds"]["1"]["models"]["vanilla.finetune.params"]["drift"]["drift"] = 0.3
+    elif case == "a pretraining no better than a bigram":  # a bar of 0 cannot tell it from a table written by hand
+        made[0]["seeds"]["2"]["models"]["vanilla.pretrain.params"]["pretraining"]["bigram_gain"] = 0.0
+    elif case == "results without the bigram's gain":
+        del made[0]["seeds"]["0"]["models"]["perceiver.pretrain.params"]["pretraining"]["bigram_gain"]
     files = [write(tmp_path, f"{k}.json", m) for k, m in enumerate(made)]
     r = experiment("calibrate", *files, "--points", str(points), *extra)
     assert r.returncode == 2 and r.stderr.startswith("error: ") and r.stderr.count("\n") == 1, r.stderr
@@ -268,7 +277,9 @@ def test_calibrate_refuses_results_that_cannot_set_a_bar_with_one_sentence(rehea
                 "two data sets": "different data sets", "not every point": "did not earn every point",
                 "no row": "give --row NAME",
                 "a pretraining with no share": "has no pretraining share in every seed",
-                "a finetuning that moved far": "a drift bar of 0.600 is above 0.5"}[case]
+                "a finetuning that moved far": "a drift bar of 0.600 is above 0.5",
+                "a pretraining no better than a bigram": "no better than the corpus's bigram (a bar of 0.000)",
+                "results without the bigram's gain": "has no gain over the bigram in every seed"}[case]
     assert expected in r.stderr, r.stderr
     assert points.read_text(encoding="utf-8") == before
 
