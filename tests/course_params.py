@@ -120,7 +120,8 @@ def bigram_net(variant, stoi, seqs):
     character counted on seqs (lists of ids; add-half, as the judge counts its bigram) written into the course's
     model.  The logits depend on the current character alone (current_character_only), and the head maps each
     character's normalised embedding to the table's log-probabilities of the next one (solved exactly: the
-    embeddings of at most n_embd characters are independent)."""
+    embeddings of at most n_embd characters are independent once the final LayerNorm's bias, a constant, lifts
+    them off the plane of mean 0 where normalising puts them)."""
     from collections import Counter
 
     import torch
@@ -132,6 +133,8 @@ def bigram_net(variant, stoi, seqs):
     table = counts.log() - counts.sum(dim=1, keepdim=True).log()
     with torch.no_grad():
         h = current_character_only(net).double()
+        net.ln_f.bias.fill_(1.0)
+        h = h + 1.0
         head = torch.linalg.lstsq(h, table, driver="gelsd").solution  # h @ head = table
         assert torch.allclose(h @ head, table, atol=1e-4), "the embeddings are not independent"
         net.head.weight.copy_(head.T)
