@@ -397,6 +397,7 @@ def check(w, rule, params_name, target, stoi, train_path, wiki_path, answers_pat
     training = functools.cache(lambda: training_record(w, train_path, stoi))  # two statistics read it
     pretrain_redo = (f"submit the {source} of your run of ./run.sh {source_target}, and the params and predictions "
                      "that your finetuning of it gave")
+    predicts = f"{source}, which {params_name} was finetuned from, predicts span-corrupted lines of {wiki}"
 
     statistics = {
         "min_question_gain": Statistic(
@@ -434,23 +435,20 @@ def check(w, rule, params_name, target, stoi, train_path, wiki_path, answers_pat
         "min_pretraining_gain": Statistic(
             pretraining, "gain", "the pretraining gain", source,
             lambda g, r: f"{source}: {100 * g:.0f} % of span-corrupted lines' unigram entropy explained",
-            lambda g, r, bar: (f"{source}, which {params_name} was finetuned from, predicts span-corrupted lines of "
-                               f"{wiki} (the pretraining's task: prefix ⁇ suffix ⁇ the missing span) "
+            lambda g, r, bar: (f"{predicts} (the pretraining's task: prefix ⁇ suffix ⁇ the missing span) "
                                f"{below_counting(r, g, bar, 'a model pretrained with span corruption')}: it has not "
                                "been pretrained"), pretrain_redo),
         "min_pretraining_share": Statistic(
             pretraining, "share", "the pretraining share", source,
             lambda s, r: f"corrupted lines predicted {100 * s:.0f} % as well as plain ones",
-            lambda s, r, bar: (f"{source}, which {params_name} was finetuned from, predicts span-corrupted lines of "
-                               f"{wiki} only {100 * s:.0f} % as well as the same lines as plain text (gains "
+            lambda s, r, bar: (f"{predicts} only {100 * s:.0f} % as well as the same lines as plain text (gains "
                                f"{r['gain']} and {r['plain_gain']}), where a model pretrained with span corruption "
                                f"predicts them at least {100 * bar:g} % as well: it learned the corpus as plain text, "
                                "not the pretraining's task"), pretrain_redo),
         "min_pretraining_bigram_gain": Statistic(
             pretraining, "bigram_gain", "the pretraining's gain over the bigram", source,
             lambda g, r: f"{source}: {below_or_above(g)} the corpus's bigram on span-corrupted lines",
-            lambda g, r, bar: (f"{source}, which {params_name} was finetuned from, predicts span-corrupted lines of "
-                               f"{wiki} with a loss of {r['loss']} nats, {below_or_above(g)} what a table of the "
+            lambda g, r, bar: (f"{predicts} with a loss of {r['loss']} nats, {below_or_above(g)} what a table of the "
                                f"previous character counted on every line of {wiki} gives ({r['bigram']}), where a "
                                f"model pretrained with span corruption gets at least {100 * bar:g} % below it: what "
                                "it knows, a table written from the corpus knows too; it has not been pretrained"),
