@@ -514,28 +514,51 @@ def test_planted_bug_loses_points(tmp_path, data, solution, bug):
 
 
 # one case of each kind (a dataset bug, a block that vouches for nothing, a comparison that still vouches, a
-# finetune bug, another correct corruption, another correct perceiver block), through the grader itself
-GRADED_BOTH_WAYS = [("dataset: truncation beyond 7/8", None), ("DownProject ignores C", None),
-                    ("UpProject without layer norm", None), ("wrong finetune epochs", None),
-                    (None, "numpy, 7/8, no closing MASK"),
-                    (None, "no residual around the cross-attention (the handout's equations as written)")]
+# finetune bug, another correct corruption, another correct perceiver block), through the grader itself: two kinds
+# in each submission, each in a file of its own (a grading of the grader is seconds of processes, grade_here's is
+# not)
+GRADED_BOTH_WAYS = {
+    "a dataset bug and a comparison that still vouches": ("dataset: truncation beyond 7/8",
+                                                          "UpProject without layer norm"),
+    "a block that vouches for nothing and a finetune bug": ("DownProject ignores C", "wrong finetune epochs"),
+    "another correct corruption and perceiver block": (
+        "numpy, 7/8, no closing MASK", "no residual around the cross-attention (the handout's equations as written)"),
+}
 
 
-@pytest.mark.parametrize("bug, variant", GRADED_BOTH_WAYS)
-def test_grading_here_gives_the_graders_verdicts(tmp_path, data, solution, bug, variant):
+def submission_of(tmp_path, cases):
+    """(src, the tests to run, the tests that must fail): the reference with each case of BUGS, MUTATION_BUGS,
+    OTHER_CORRUPTIONS or OTHER_BLOCKS in it, each in another file, every test that any of them selects, and every
+    test that a bug among them must fail."""
+    append, mutations, selection, must_fail = {}, {}, [], set()
+    for case in cases:
+        if case in BUGS:
+            code, tests, fails = BUGS[case]
+            must_fail.update(fails)
+        elif case in MUTATION_BUGS:
+            code, tests, fails = {}, MUTATION_BUGS[case][1], MUTATION_BUGS[case][2]
+            mutations.update(MUTATION_BUGS[case][0])
+            must_fail.update(fails)
+        elif case in OTHER_CORRUPTIONS:
+            code, tests = {"dataset.py": OTHER_CORRUPTIONS[case]}, ["1e", "1c-1-basic", "1f-0-basic"]
+        else:
+            code, tests = {"model.py": OTHER_BLOCKS[case]}, G_TESTS
+        assert not set(code) & set(append), f"{case}: two cases in one file"
+        append.update(code)
+        selection += [t for t in tests if t not in selection]
+    assert not set(mutations) & set(append), "a mutated file also appended to"
+    return copy_src(tmp_path, mutations, append), selection, sorted(must_fail)
+
+
+@pytest.mark.parametrize("cases", list(GRADED_BOTH_WAYS.values()), ids=list(GRADED_BOTH_WAYS))
+def test_grading_here_gives_the_graders_verdicts(tmp_path, data, solution, cases):
     """grade_here, which the cases of planted bugs and other readings use, agrees with the grader's own run on
     every test it selects (and the grader's score is the sum of the points of what passed)."""
-    if bug:
-        src, selection, _ = planted(tmp_path, bug)
-    elif variant in OTHER_CORRUPTIONS:
-        src = copy_src(tmp_path, append={"dataset.py": OTHER_CORRUPTIONS[variant]})
-        selection = ["1e", "1c-1-basic", "1f-0-basic"]
-    else:
-        src = copy_src(tmp_path, append={"model.py": OTHER_BLOCKS[variant]})
-        selection = G_TESTS
+    src, selection, must_fail = submission_of(tmp_path, cases)
     r = run_grader(src, *selection, data=data, solution=solution)
     assert {t: r.status(t) for t in r.tests} == grade_here(src, *selection, data=data, solution=solution)
     assert r.json["score"] == sum(POINTS[t] for t in r.passed())
+    assert r.failed() == must_fail  # each case loses what it loses alone, and the correct ones nothing
 
 
 def test_training_inside_finetune_fails_fast_with_the_reason(tmp_path, data):
