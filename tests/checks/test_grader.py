@@ -100,19 +100,24 @@ def test_block_checks_count_only_with_the_comparison_that_vouches_for_them(tmp_p
     assert "and 3 basic tests worth 3 points that they vouch for" in r.json["output"]
 
 
-@pytest.mark.parametrize("kind", ["wrong", "short"])
-def test_prediction_files_that_fail(tmp_path, reference_src, data, solution, kind):
-    predictions = write_predictions(tmp_path / "pred", data, kind)
+def test_prediction_files_that_fail(tmp_path, reference_src, data, solution):
+    """Each deliverable's dev file holds lines that its params do not give, and its test file one line fewer than
+    there are questions (one grading for both kinds): every prediction test fails, saying why."""
+    predictions = write_predictions(tmp_path / "pred", data, "wrong")
+    short = write_predictions(tmp_path / "short", data, "short")
+    for fname in PREDICTION_TESTS.values():
+        if ".test." in fname:
+            shutil.copy(short / fname, predictions / fname)
     r = run_grader(reference_src, *PREDICTION_TESTS, data=data, solution=solution, predictions=predictions)
     assert r.failed() == sorted(PREDICTION_TESTS)
     for tid, fname in PREDICTION_TESTS.items():
         out = r.tests[tid]["output"]
         assert fname in out
-        if kind == "wrong":  # lines the params do not give: nothing counts
+        if ".dev." in fname:  # lines the params do not give: nothing counts
             assert "earns no accuracy points" in out and "differ on 10 of 10 lines" in out, out
             assert "line 1: the file says 'Atlantis'" in out, out
         else:
-            assert "has 9 lines but there are 10 questions" in out
+            assert "has 9 lines but there are 10 questions" in out, out
 
 
 def test_a_suffix_one_character_short_is_named_with_the_truncation_it_looks_like(tmp_path, data):
@@ -197,29 +202,28 @@ def test_a_students_note_on_the_lineage_reads_the_weights_and_not_the_course_sta
     assert descent_note("vanilla.pretrain.dev.predictions", tmp_path, row) == ""
 
 
-@pytest.mark.parametrize("case", ["missing", "never pretrained"])
-def test_the_perceivers_points_need_the_pretraining_it_was_finetuned_from(tmp_path, reference_src, data, solution,
-                                                                          case):
-    """perceiver.pretrain.params, a file the handout asks for, must have learned the pretraining's task (the
-    span-corrupted lines of wiki.txt): missing, or params that never saw a corrupted line (the finetuned params made
-    by hand, which know their training questions and the corpus as plain text), the perceiver's prediction files
-    earn nothing, with the rest of their checks passed; the vanilla model's files are not asked for it."""
+def test_the_prediction_points_need_the_pretraining_the_params_were_finetuned_from(tmp_path, reference_src, data,
+                                                                                   solution):
+    """The pretrain files the handout asks for must have learned the pretraining's task (the span-corrupted lines of
+    wiki.txt).  perceiver.pretrain.params missing, or a vanilla.pretrain.params that never saw a corrupted line (the
+    finetuned params made by hand, which know their training questions and the corpus as plain text, and are
+    their own pretrain file: no drift), the files finetuned from them earn nothing, each saying why; the vanilla
+    model finetuned without pretraining is not asked for one.  (The perceiver's never-pretrained case is graded
+    through the bundle: test_a_perceiver_never_pretrained_earns_no_prediction_point_through_the_bundle.)"""
     pred = write_predictions(tmp_path / "pred", data, "correct")
-    if case == "missing":
-        (pred / "perceiver.pretrain.params").unlink()
-    else:
-        shutil.copy(pred / "perceiver.finetune.params", pred / "perceiver.pretrain.params")
-    r = run_grader(reference_src, "1f-1-hidden", "1g-1-hidden", "1g-2-hidden", data=data, solution=solution,
-                   predictions=pred)
-    assert r.status("1f-1-hidden") == "passed", r.tests["1f-1-hidden"]["output"]
-    for tid in ("1g-1-hidden", "1g-2-hidden"):
+    (pred / "perceiver.pretrain.params").unlink()
+    shutil.copy(pred / "vanilla.finetune.params", pred / "vanilla.pretrain.params")
+    r = run_grader(reference_src, "1d-0-hidden", "1f-1-hidden", "1g-1-hidden", "1g-2-hidden", data=data,
+                   solution=solution, predictions=pred)
+    assert r.status("1d-0-hidden") == "passed", r.tests["1d-0-hidden"]["output"]
+    for tid in ("1f-1-hidden", "1g-1-hidden", "1g-2-hidden"):
         out = r.tests[tid]["output"]
         assert r.status(tid) == "failed" and r.tests[tid]["score"] == 0 and "earns no accuracy points" in out, out
-        if case == "missing":
+        if tid.startswith("1g"):
             assert "perceiver.pretrain.params is missing" in out and "./run.sh perceiver_pretrain" in out, out
         else:
-            assert "perceiver.pretrain.params, which perceiver.finetune.params was finetuned from" in out, out
-            assert "it has not been pretrained" in out, out
+            assert "vanilla.pretrain.params, which vanilla.finetune.params was finetuned from" in out, out
+            assert "it has not been pretrained" in out and "./run.sh vanilla_pretrain" in out, out
 
 
 def test_thresholds_come_from_the_row_of_the_data(tmp_path, data, solution):
