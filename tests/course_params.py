@@ -115,6 +115,19 @@ def current_character_only(net):
     return torch.nn.functional.layer_norm(net.tok_emb.weight, (net.tok_emb.weight.size(1),))
 
 
+def bigram_table(vocab_size, seqs):
+    """log P(next | previous) of the ids in seqs (lists of ids), counted here with the judge's smoothing of a half
+    (checks/learned.bigram_loss counts its own): a (vocab_size, vocab_size) float64 tensor."""
+    from collections import Counter
+
+    import torch
+
+    counts = torch.full((vocab_size, vocab_size), 0.5, dtype=torch.float64)
+    for (a, b), n in Counter(pair for s in seqs for pair in zip(s, s[1:])).items():
+        counts[a, b] += n
+    return counts.log() - counts.sum(dim=1, keepdim=True).log()
+
+
 def bigram_net(variant, stoi, seqs):
     """Params made by hand, with no training (issue 60's attack on the pretraining check): a table of the previous
     character counted on seqs (lists of ids; add-half, as the judge counts its bigram) written into the course's
@@ -122,15 +135,10 @@ def bigram_net(variant, stoi, seqs):
     character's normalised embedding to the table's log-probabilities of the next one (solved exactly: the
     embeddings of at most n_embd characters are independent once the final LayerNorm's bias, a constant, lifts
     them off the plane of mean 0 where normalising puts them)."""
-    from collections import Counter
-
     import torch
 
     net = course_net(variant, stoi)
-    counts = torch.full((len(stoi), len(stoi)), 0.5, dtype=torch.float64)
-    for (a, b), n in Counter(pair for s in seqs for pair in zip(s, s[1:])).items():
-        counts[a, b] += n
-    table = counts.log() - counts.sum(dim=1, keepdim=True).log()
+    table = bigram_table(len(stoi), seqs)
     with torch.no_grad():
         h = current_character_only(net).double()
         net.ln_f.bias.fill_(1.0)

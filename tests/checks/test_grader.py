@@ -502,13 +502,27 @@ MUTATION_BUGS = {  # small edits of helper.py's student regions
 }
 
 
+CORRUPTION_TESTS = ["1e", "1c-1-basic", "1f-0-basic"]  # what another reading of the span corruption is graded on
+
+
+def case_parts(case):
+    """(code to append {file in submission/: text}, mutations {file: edits}, the tests to run, the tests that must
+    fail) of a case of BUGS, MUTATION_BUGS, OTHER_CORRUPTIONS or OTHER_BLOCKS (the last two, correct, fail none)."""
+    if case in BUGS:
+        code, selection, must_fail = BUGS[case]
+        return code, {}, selection, must_fail
+    if case in MUTATION_BUGS:
+        mutations, selection, must_fail = MUTATION_BUGS[case]
+        return {}, mutations, selection, must_fail
+    if case in OTHER_CORRUPTIONS:
+        return {"dataset.py": OTHER_CORRUPTIONS[case]}, {}, CORRUPTION_TESTS, []
+    return {"model.py": OTHER_BLOCKS[case]}, {}, G_TESTS, []
+
+
 def planted(tmp_path, bug):
     """(src, the tests to run, the tests that must fail) for a planted bug of BUGS or MUTATION_BUGS."""
-    if bug in BUGS:
-        code, selection, must_fail = BUGS[bug]
-        return copy_src(tmp_path, append=code), selection, must_fail
-    mutations, selection, must_fail = MUTATION_BUGS[bug]
-    return copy_src(tmp_path, mutations), selection, must_fail
+    code, mutations, selection, must_fail = case_parts(bug)
+    return copy_src(tmp_path, mutations, code), selection, must_fail
 
 
 @pytest.mark.parametrize("bug", sorted(BUGS) + sorted(MUTATION_BUGS))
@@ -531,26 +545,16 @@ GRADED_BOTH_WAYS = {
 
 
 def submission_of(tmp_path, cases):
-    """(src, the tests to run, the tests that must fail): the reference with each case of BUGS, MUTATION_BUGS,
-    OTHER_CORRUPTIONS or OTHER_BLOCKS in it, each in another file, every test that any of them selects, and every
-    test that a bug among them must fail."""
+    """(src, the tests to run, the tests that must fail): the reference with each case (case_parts) in it, each in
+    another file, every test that any of them selects, and every test that a bug among them must fail."""
     append, mutations, selection, must_fail = {}, {}, [], set()
     for case in cases:
-        if case in BUGS:
-            code, tests, fails = BUGS[case]
-            must_fail.update(fails)
-        elif case in MUTATION_BUGS:
-            code, tests, fails = {}, MUTATION_BUGS[case][1], MUTATION_BUGS[case][2]
-            mutations.update(MUTATION_BUGS[case][0])
-            must_fail.update(fails)
-        elif case in OTHER_CORRUPTIONS:
-            code, tests = {"dataset.py": OTHER_CORRUPTIONS[case]}, ["1e", "1c-1-basic", "1f-0-basic"]
-        else:
-            code, tests = {"model.py": OTHER_BLOCKS[case]}, G_TESTS
-        assert not set(code) & set(append), f"{case}: two cases in one file"
+        code, edits, tests, fails = case_parts(case)
+        assert not (set(code) | set(edits)) & (set(append) | set(mutations)), f"{case}: two cases in one file"
         append.update(code)
+        mutations.update(edits)
         selection += [t for t in tests if t not in selection]
-    assert not set(mutations) & set(append), "a mutated file also appended to"
+        must_fail.update(fails)
     return copy_src(tmp_path, mutations, append), selection, sorted(must_fail)
 
 
@@ -636,7 +640,7 @@ OTHER_CORRUPTIONS = {
 @pytest.mark.parametrize("variant", sorted(OTHER_CORRUPTIONS))
 def test_other_correct_corruptions_pass(tmp_path, data, variant):
     src = copy_src(tmp_path, append={"dataset.py": OTHER_CORRUPTIONS[variant]})
-    verdicts = grade_here(src, "1e", "1c-1-basic", "1f-0-basic", data=data)
+    verdicts = grade_here(src, *CORRUPTION_TESTS, data=data)
     assert verdicts == {t: "passed" for t in POINTS if t.startswith("1e") or t in ("1c-1-basic", "1f-0-basic")}
 
 

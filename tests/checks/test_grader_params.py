@@ -612,12 +612,6 @@ def test_a_table_of_the_previous_character_gains_nothing_over_the_judges_bigram(
     stoi = course_params.vocab(data)
     lines = [line for line in (data / "wiki.txt").read_text(encoding="utf-8").split("\n") if len(line.strip()) > 1]
 
-    def table(seqs):  # log P(next | previous), counted here, with the judge's smoothing of a half
-        counts = torch.full((len(stoi), len(stoi)), 0.5, dtype=torch.float64)
-        for (a, b), n in Counter(pair for s in seqs for pair in zip(s, s[1:])).items():
-            counts[a, b] += n
-        return (counts.log() - counts.sum(dim=1, keepdim=True).log()).float()
-
     ids = [[stoi[ch] for ch in line[:learned.PRETRAIN_CHARS]] for line in lines]
     corrupted = [learned.corrupted(s, stoi[course_params.MASK]) for s in ids if len(s) >= 8]
     starts = [[stoi[ch] for ch in line[:learned.CORPUS_CHARS]] for line in lines]
@@ -625,7 +619,7 @@ def test_a_table_of_the_previous_character_gains_nothing_over_the_judges_bigram(
     for name, fitted, measure in (("pretraining", corrupted, lambda: learned.pretraining_record(
             None, data / "wiki.txt", stoi, seed)), ("corpus", starts, lambda: learned.corpus_record(
                 None, data / "wiki.txt", stoi))):
-        bigram = table(fitted)
+        bigram = course_params.bigram_table(len(stoi), fitted).float()
         monkeypatch.setattr(learned, "logits", lambda w, idx, shared=None, t=bigram: t[idx])
         record = measure()
         assert record["gain"] > 0.2 and record["bigram_gain"] == pytest.approx(0, abs=1e-3), (name, record)
