@@ -401,16 +401,20 @@ def pretrained_file(data, answers=None, variant="perceiver"):
     return path
 
 
-def fit_bundle(source, keep=60, lines=64):
+# The bundle's data as the tests grade it (cut_bundle): its first questions of each file and its first corpus lines.
+# What the judges measure and the pretrained files learn grows with the corpus up to checks/learned.CORPUS_LINES
+# lines, and with the training questions up to learned.TRAIN_SAMPLE: the suite's time (a benchmark measures the
+# full files).
+BUNDLE_QUESTIONS = 30
+BUNDLE_LINES = 32
+
+
+def cut_bundle(source, keep=BUNDLE_QUESTIONS, lines=BUNDLE_LINES):
     """In an unpacked Gradescope bundle (source/): the data cut to its first `keep` training, dev and test questions
-    and its corpus to its first `lines` lines, with one more line that holds every character of the corpus, so that
-    the vocabulary stays the data set's (the suite's time: what the judges measure and the pretrained files learn
-    grows with the corpus up to checks/learned.CORPUS_LINES lines; a benchmark measures the full files), the data
-    made to fit the agreeing pair (fit_data).
-    The fitted files stand in for the bundle's data set: where a thresholds row recognised it (the course's files),
-    the bundle's points.json has that row recognise the fitted birth_dev.tsv too, so that they are graded by the
-    row the data set's own files get.  Returns the files a student uploads for every prediction point:
-    {name: bytes}."""
+    (the held-out answers alike) and its corpus to its first `lines` lines, with one more line that holds every
+    character of the corpus, so that the vocabulary stays the data set's.  The answers stay the data set's own.
+    Returns a function that has the bundle's points.json recognise the data's birth_dev.tsv as it is then, by the
+    row that recognised the data set's own files (none where no row did): call it once the data is final."""
     import grader  # noqa: F401  (configures the harness: the file that identifies a data set)
     import graderUtil
 
@@ -425,14 +429,31 @@ def fit_bundle(source, keep=60, lines=64):
     corpus = (data / "wiki.txt").read_text(encoding="utf-8")
     every = "".join(sorted(set(corpus) - {"\n"}))
     write_lines(data / "wiki.txt", [line for line in corpus.split("\n") if line][:lines] + [every])
+
+    def recognise():
+        if row is not None:
+            table["thresholds"]["rows"][row][graderUtil.identity_key()].append(
+                graderUtil.normalized_sha256(data / "birth_dev.tsv"))
+            points.write_text(json.dumps(table, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+    recognise()
+    return recognise
+
+
+def fit_bundle(source, keep=BUNDLE_QUESTIONS, lines=BUNDLE_LINES):
+    """In an unpacked Gradescope bundle (source/): the data cut (cut_bundle) and made to fit the agreeing pair
+    (fit_data), its held-out answers theirs too.  The fitted files stand in for the bundle's data set: where a
+    thresholds row recognised it (the course's files), the bundle's points.json has that row recognise the fitted
+    birth_dev.tsv too, so that they are graded by the row the data set's own files get.  Returns the files a student
+    uploads for every prediction point: {name: bytes}."""
+    source = Path(source)
+    data = source / "starter" / "src" / "data"
+    recognise = cut_bundle(source, keep, lines)
     fit_data(data, held_out=False)
     _, answers = agreeing_files(data)
     test = questions(data, "test")
     write_lines(source / "answers" / "birth_test.tsv", [f"{q}\t{a}" for q, a in zip(test, answers["test"])])
-    if row is not None:
-        table["thresholds"]["rows"][row][graderUtil.identity_key()].append(
-            graderUtil.normalized_sha256(data / "birth_dev.tsv"))
-        points.write_text(json.dumps(table, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    recognise()
     folder, _ = agreeing_files(data)
     files = {p.name: p.read_bytes() for p in folder.iterdir()}
     answers = source / "answers" / "birth_test.tsv"

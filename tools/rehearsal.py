@@ -6,8 +6,8 @@
 The submissions, laid out as Gradescope unpacks them (the flat zip of ./run.sh collect_submission):
   reference    the reference's 18 deliverables: its 7 code files, the 6 prediction files and the 5 params
                files.  Models that reach the accuracy bars take hours of GPU training, so the data is made to
-               fit the models instead (tests/course_params.py): the bundle's dev and held-out answers (cut to 60
-               questions, its corpus to 64 lines) are rewritten as the answers of course-sized models that the
+               fit the models instead (tests/course_params.py): the bundle's dev and held-out answers (cut to 30
+               questions, its corpus to 32 lines) are rewritten as the answers of course-sized models that the
                params hold, the predictions are those models' own, and each pretrain file is a model of its
                variant pretrained on the corrupted lines the grader reads: every point, 64 + 10 extra credit.
   untrusted    the reference's code with the answer key as predictions and untrained course-sized params: the

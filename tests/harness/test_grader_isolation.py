@@ -205,7 +205,10 @@ def test_a_model_made_by_hand_earns_nothing_through_the_bundle(bundle, starter, 
     and the perceiver's 2.4 % / 2 %: Paris is 3.6 % of dev and 2.7 % of test); now nothing.  Poisoned, the same
     params hold NaN embeddings for the characters that only the check of learning reads (training names, the
     corpus's punctuation): every statistic of that check came out NaN, which `gain < bar` passed, and they earned
-    the 10 points again; now they are refused as params that hold NaN."""
+    the 10 points again; now they are refused as params that hold NaN.  The bundle's data is cut to its first 60
+    questions and 64 corpus lines (course_params.cut_bundle: the judges' time), its answers its own: Paris is 4 of
+    the 60 dev answers and 2 of the 60 test answers, past 1d's and the perceiver's accuracy bars, as on the whole
+    files."""
     import io
 
     import torch
@@ -214,18 +217,24 @@ def test_a_model_made_by_hand_earns_nothing_through_the_bundle(bundle, starter, 
     import course_params
 
     place = "Paris"
-    stoi = course_params.vocab(SRC / "data")  # the bundle's starter carries the built-in data
-    files = empty_starter_files(starter)
-    for variant, names in course_params.PARAMS.items():
-        buffer = io.BytesIO()
-        net = (course_params.poisoned_net(variant, stoi, place, SRC / "data") if poisoned
-               else course_params.constant_answer_net(variant, stoi, place))
-        torch.save(net.state_dict(), buffer)
-        files.update({name: buffer.getvalue() for name in names})
-    for fname in course.PREDICTION_FILES:
-        n = len(course_params.questions(SRC / "data", "dev" if ".dev." in fname else "test"))
-        files[fname] = f"{place}\n" * n
-    results = rehearse(bundle, tmp_path, files)
+
+    def prepare(source):  # the params and predictions made for the cut data, as the attacker makes them
+        course_params.cut_bundle(source, keep=60, lines=64)
+        data = source / "starter" / "src" / "data"
+        stoi = course_params.vocab(data)
+        made = {}
+        for variant, names in course_params.PARAMS.items():
+            buffer = io.BytesIO()
+            net = (course_params.poisoned_net(variant, stoi, place, data) if poisoned
+                   else course_params.constant_answer_net(variant, stoi, place))
+            torch.save(net.state_dict(), buffer)
+            made.update({name: buffer.getvalue() for name in names})
+        for fname in course.PREDICTION_FILES:
+            n = len(course_params.questions(data, "dev" if ".dev." in fname else "test"))
+            made[fname] = f"{place}\n" * n
+        return made
+
+    results = rehearse(bundle, tmp_path, empty_starter_files(starter), prepare=prepare)
     assert results["score"] == 0, [(t["number"], t["output"][:200]) for t in results["tests"] if t["score"]]
     for t in results["tests"]:
         if t["number"] in ("1d-0-hidden", "1d-1-hidden", "1g-1-hidden", "1g-2-hidden"):
