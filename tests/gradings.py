@@ -142,16 +142,22 @@ def run_grader(src, *selection, data=None, solution=None, predictions=None, extr
 
 
 def grade_here(src, *selection, data, solution=None):
-    """{test id: "passed" or "failed"}: the verdicts the grader gives src's submission on `selection`, computed
-    in this process with the harness's own steps: each group's tests beside a fresh import of the student's code,
-    as a fresh worker runs them (without the reference), then each passed test's judge (a judging Context, which
-    never imports student code), both through grading.worker.run_test, which seeds each test from its id as a
-    worker does; a test slower than its time limit fails, and vouching applies as in the parent
-    (grading.vouching.vouch).  What the grader's processes add (privileges, memory limits, the protocol, judges
-    apart from the student's code, the summary) is tested through the grader itself; the other correct readings
-    and the planted bugs need the verdicts, and each of them would otherwise cost a grader run (its fork
-    server's torch import, a worker and a judge).  The agreement of the two ways is a test
-    (test_grading_here_gives_the_graders_verdicts)."""
+    """{test id: "passed" or "failed"}: the verdicts the grader gives src's submission on `selection` (judged_here's
+    statuses)."""
+    return {t: r["status"] for t, r in judged_here(src, *selection, data=data, solution=solution).items()}
+
+
+def judged_here(src, *selection, data, solution=None):
+    """{test id: {"status": "passed" or "failed", "message": the test's message}}: what the grader gives src's
+    submission on `selection`, computed in this process with the harness's own steps: each group's tests beside a
+    fresh import of the student's code, as a fresh worker runs them (without the reference), then each passed
+    test's judge (a judging Context, which never imports student code), both through grading.worker.run_test,
+    which seeds each test from its id as a worker does; a test slower than its time limit fails, and vouching
+    applies as in the parent (grading.vouching.vouch).  What the grader's processes add (privileges, memory limits,
+    the protocol, judges apart from the student's code, the summary) is tested through the grader itself; the other
+    correct readings, the planted bugs and the checks' messages need the verdicts and the messages, and each of
+    them would otherwise cost a grader run (its fork server's torch import, a worker and a judge).  The agreement
+    of the two ways is a test (test_grading_here_gives_the_graders_verdicts)."""
     import torch
 
     from grading import vouching
@@ -204,7 +210,7 @@ def grade_here(src, *selection, data, solution=None):
         sys.modules.update(others)
         torch.set_num_threads(threads)
     vouching.vouch([specs[t] for t in tids], results)
-    return {t: r["status"] for t, r in results.items()}
+    return {t: {"status": r["status"], "message": r["message"]} for t, r in results.items()}
 
 
 def failed_here(verdicts):

@@ -14,12 +14,13 @@ import sys
 
 import pytest
 
-from gradings import (PENDING, POINTS, PREDICTION_TESTS, copy_src, failed_here, grade_here, run_grader,
-                      validate_results_json, write_predictions)
+from gradings import (PENDING, POINTS, PREDICTION_TESTS, copy_src, failed_here, grade_here, judged_here,
+                      run_grader, validate_results_json, write_predictions)
 
 import grader
 
-# every test here grades a submission: through grader.py, or with its steps in this process (grade_here)
+# every test here grades a submission: through grader.py, or with its steps in this process (grade_here,
+# judged_here)
 pytestmark = pytest.mark.grader
 
 
@@ -127,9 +128,9 @@ def test_a_suffix_one_character_short_is_named_with_the_truncation_it_looks_like
     src = copy_src(tmp_path, append={"dataset.py": corruption().replace(
         "doc[start + masked_len:] + {mask}".format(mask="self.MASK_CHAR"),
         "doc[start + masked_len:max(start + masked_len, n - 1)] + self.MASK_CHAR")})
-    r = run_grader(src, "1e-0-basic", data=data)
-    out = r.tests["1e-0-basic"]["output"]
-    assert r.status("1e-0-basic") == "failed" and "ranged over 3.." in out, out
+    result = judged_here(src, "1e-0-basic", data=data)["1e-0-basic"]
+    out = result["message"]
+    assert result["status"] == "failed" and "ranged over 3.." in out, out
     assert "the suffix runs from the end of the masked span to the end of the truncated text" in out, out
 
 
@@ -560,20 +561,27 @@ def submission_of(tmp_path, cases):
 
 @pytest.mark.parametrize("cases", list(GRADED_BOTH_WAYS.values()), ids=list(GRADED_BOTH_WAYS))
 def test_grading_here_gives_the_graders_verdicts(tmp_path, data, solution, cases):
-    """grade_here, which the cases of planted bugs and other readings use, agrees with the grader's own run on
-    every test it selects (and the grader's score is the sum of the points of what passed)."""
+    """judged_here (grade_here's verdicts), which the cases of planted bugs, other readings and the checks'
+    messages use, agrees with the grader's own run on every test it selects, verdict and message (the grader's
+    output begins with the message), and the grader's score is the sum of the points of what passed."""
     src, selection, must_fail = submission_of(tmp_path, cases)
     r = run_grader(src, *selection, data=data, solution=solution)
-    assert {t: r.status(t) for t in r.tests} == grade_here(src, *selection, data=data, solution=solution)
+    here = judged_here(src, *selection, data=data, solution=solution)
+    assert {t: r.status(t) for t in r.tests} == {t: v["status"] for t, v in here.items()}
+    for t, v in here.items():
+        assert r.tests[t]["output"].startswith(v["message"] or r.status(t)), (t, v, r.tests[t]["output"])
     assert r.json["score"] == sum(POINTS[t] for t in r.passed())
     assert r.failed() == must_fail  # each case loses what it loses alone, and the correct ones nothing
 
 
 def test_training_inside_finetune_fails_fast_with_the_reason(tmp_path, data):
+    import time
+
     code, selection, _ = BUGS["finetune trains the model itself"]
-    r = run_grader(copy_src(tmp_path, append=code), "1c-1-basic", data=data)
-    assert "finetune started training (it called Trainer.train)" in r.tests["1c-1-basic"]["output"]
-    assert r.seconds < 60
+    started = time.monotonic()
+    result = judged_here(copy_src(tmp_path, append=code), "1c-1-basic", data=data)["1c-1-basic"]
+    assert result["status"] == "failed" and "finetune started training (it called Trainer.train)" in result["message"]
+    assert time.monotonic() - started < 60
 
 
 # -- fairness: other implementations that follow the handout earn every point -----------------------------
@@ -684,8 +692,7 @@ def test_learning_rates_written_as_the_hints_spell_them_earn_every_point(tmp_pat
     src = copy_src(tmp_path, {"helper.py": [("learning_rate=finetune_lr", "learning_rate=6e-4"),
                                             ("learning_rate=pretrain_lr", "learning_rate=6e-3")]})
     tests = ["1c-1-basic", "1f-0-basic", "1f-3-basic", "1g-0-basic"]
-    r = run_grader(src, *tests, data=data)
-    assert r.failed() == [] and r.passed() == tests, r.stdout
+    assert grade_here(src, *tests, data=data) == {t: "passed" for t in tests}
 
 
 def test_a_given_gpt_whose_constructor_the_student_changed_does_not_fail_finetune_pretrain_and_train(tmp_path, data):
@@ -723,9 +730,9 @@ def test_course_style_attention_mask_buffers_are_fine(tmp_path, data, solution):
 
         _AttentionBase.__init__ = _course_init
         """})
-    r = run_grader(src, "1c", "1f-0-basic", "1f-3-basic", *G_TESTS, data=data, solution=solution)
-    assert r.failed() == [], r.stdout
-    assert r.status("1c-0-hidden") == "passed" and r.status("1g-0-basic") == "passed"
+    verdicts = grade_here(src, "1c", "1f-0-basic", "1f-3-basic", *G_TESTS, data=data, solution=solution)
+    assert not failed_here(verdicts), verdicts
+    assert verdicts["1c-0-hidden"] == "passed" and verdicts["1g-0-basic"] == "passed"
 
 
 def test_wrong_return_types_are_clear(tmp_path, data):
@@ -733,9 +740,9 @@ def test_wrong_return_types_are_clear(tmp_path, data):
         "dataset.py": [("        return x, y\n\n\nclass NameDataset", "        return x.tolist(), y.tolist()\n\n\nclass NameDataset")],
         "helper.py": [("    return tconf, trainer_obj\n\n\ndef pretrain", "    return trainer_obj\n\n\ndef pretrain")],
     })
-    r = run_grader(src, "1e-4-basic", "1c-1-basic", data=data)
-    assert "x is a list, not a torch tensor" in r.tests["1e-4-basic"]["output"]
-    assert "finetune must return the pair (tconf, trainer_obj), not Trainer" in r.tests["1c-1-basic"]["output"]
+    results = judged_here(src, "1e-4-basic", "1c-1-basic", data=data)
+    assert "x is a list, not a torch tensor" in results["1e-4-basic"]["message"]
+    assert "finetune must return the pair (tconf, trainer_obj), not Trainer" in results["1c-1-basic"]["message"]
 
 
 # -- the written part's extra credit -----------------------------------------------------------------------
