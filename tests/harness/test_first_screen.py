@@ -18,6 +18,8 @@ def header(run):
 def test_the_instructors_copy_says_what_it_graded_and_how_to_grade_a_student(tmp_path, data, public_data):
     src = copy_src(tmp_path / "instructor")
     own = run_grader(src, "1c", data=data)  # the held-out answers are there, no reference: the instructor's copy
+    # piped, as in a log (run_grader's pipe): a line for each result as it comes, 1c-0-hidden waiting for a reference
+    assert sum(1 for line in own.stdout.splitlines() if line.startswith("  1c-")) == 3, own.stdout
     lines = header(own)
     assert lines[0] == f"Grading {src / 'submission'}"
     assert f"pending (1 tests, {own.tests['1c-0-hidden']['max_score']:g} points): 1c-0-hidden" in lines
@@ -42,7 +44,8 @@ def test_the_instructors_copy_says_what_it_graded_and_how_to_grade_a_student(tmp
 
 def test_on_a_terminal_progress_is_one_line_that_gives_way_to_the_summary(tmp_path, data):
     """On a terminal the results as they come rewrite one line ("[2/3] 1c-2-basic passed"), erased before the
-    ordered summary: the screen a TA reads is the header and the summary.  Piped, as in a log, a line each."""
+    ordered summary: the screen a TA reads is the header and the summary.  (Piped, as in a log, a line each: the
+    same selection's piped run in the test above.)"""
     import os
     import pty
     import subprocess
@@ -70,5 +73,3 @@ def test_on_a_terminal_progress_is_one_line_that_gives_way_to_the_summary(tmp_pa
     lines = [line for line in screen.replace("\r\n", "\n").split("\n")]
     # what stays on the screen: no line of its own for a result as it came, only the summary's rows
     assert not [line for line in lines if line.startswith("  1c-") and "(" in line and "s)" in line], lines
-    piped = subprocess.run(argv, capture_output=True, text=True, cwd=src, timeout=300)
-    assert sum(1 for line in piped.stdout.splitlines() if line.startswith("  1c-")) == 3, piped.stdout
