@@ -790,5 +790,5 @@ def test_written_tests_are_extra_credit(tmp_path, data):
     (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
     # without the student's module the written tests fail with the reason
     (src / "submission" / "attention_exploration.py").unlink()
-    r = run_grader(src, "3a", data=data)
-    assert "attention_exploration.py is missing" in r.tests["3a-0-basic"]["output"]
+    result = judged_here(src, "3a", data=data)["3a-0-basic"]
+    assert result["status"] == "failed" and "attention_exploration.py is missing" in result["message"], result
