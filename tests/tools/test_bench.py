@@ -158,3 +158,49 @@ def test_the_learning_arms_refuse_an_arm_they_do_not_know(capsys):
     with pytest.raises(SystemExit) as e:
         bench_learning.main(["--arms", "default,no-such-arm"])
     assert e.value.code == 2 and "unknown arm no-such-arm" in capsys.readouterr().err
+
+
+SUITE_CPU_TESTS = '''
+import subprocess
+import sys
+import time
+
+
+def burn(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def test_in_its_own_process():
+    burn(0.3)
+
+
+def test_in_a_child():
+    subprocess.run([sys.executable, "-c", "import time\\nend = time.process_time() + 0.3\\n"
+                    "while time.process_time() < end: pass"], check=True)
+'''
+
+
+def test_the_suites_cpu_is_recorded_per_test_its_childrens_included(tmp_path):
+    """tools/bench/suite_cpu.py, the plugin that measures where the suite's CPU goes: each test's CPU seconds in
+    its own process and in the children it reaped, and the summary by layer, file and test."""
+    import json
+
+    import suite_cpu
+
+    (tmp_path / "test_burn.py").write_text(SUITE_CPU_TESTS, encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # not the suite's: no xdist, no paths
+    records = tmp_path / "records"
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("PYTEST_")}  # not a worker's
+    env.update(SUITE_CPU_DIR=str(records), PYTHONPATH=str(ROOT / "tools" / "bench"))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-c", str(tmp_path / "pytest.ini"), "-p", "suite_cpu",
+                        "-p", "no:cacheprovider", str(tmp_path / "test_burn.py")],
+                       capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    got = {json.loads(line)["test"].split("::")[1]: json.loads(line)
+           for line in (records / "main.jsonl").read_text(encoding="utf-8").splitlines()}
+    assert got["test_in_its_own_process"]["self"] >= 0.25 and got["test_in_its_own_process"]["children"] < 0.2
+    assert got["test_in_a_child"]["children"] >= 0.25 and got["test_in_a_child"]["self"] < 0.2
+    lines = suite_cpu.summary(records, 5)
+    assert lines[0].startswith("2 tests: ") and any(line.endswith("test_burn.py::test_in_a_child") for line in lines)
