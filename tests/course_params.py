@@ -414,7 +414,8 @@ def cut_bundle(source, keep=BUNDLE_QUESTIONS, lines=BUNDLE_LINES):
     (the held-out answers alike) and its corpus to its first `lines` lines, with one more line that holds every
     character of the corpus, so that the vocabulary stays the data set's.  The answers stay the data set's own.
     Returns a function that has the bundle's points.json recognise the data's birth_dev.tsv as it is then, by the
-    row that recognised the data set's own files (none where no row did): call it once the data is final."""
+    row that recognised the data set's own files (none where no row did): the caller calls it once the data is
+    final (fit_bundle rewrites the answers first)."""
     import grader  # noqa: F401  (configures the harness: the file that identifies a data set)
     import graderUtil
 
@@ -436,7 +437,6 @@ def cut_bundle(source, keep=BUNDLE_QUESTIONS, lines=BUNDLE_LINES):
                 graderUtil.normalized_sha256(data / "birth_dev.tsv"))
             points.write_text(json.dumps(table, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
-    recognise()
     return recognise
 
 
