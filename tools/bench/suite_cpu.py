@@ -54,6 +54,7 @@ def summary(folder, top):
     if not records:
         raise SystemExit(f"error: no records in {folder}: run pytest with -p suite_cpu and SUITE_CPU_DIR={folder}")
     cpu = {r["test"]: r["self"] + r["children"] for r in records}
+    wall = {r["test"]: r["wall"] for r in records}
     lines = [f"{len(records)} tests: {sum(cpu.values()):.0f} CPU-s ({sum(r['self'] for r in records):.0f} in the "
              f"tests' own processes), {sum(r['wall'] for r in records):.0f} s of wall time over the workers"]
     for name, key in (("layer", lambda t: t.split("/")[1] if t.count("/") > 1 else t.split("::")[0]),
@@ -65,8 +66,7 @@ def summary(folder, top):
         lines.append(f"\nCPU-s by {name}:")
         lines += [f"{seconds:8.1f}  {count[k]:4d} tests  {k}" for k, seconds in by.most_common(top)]
     lines.append(f"\nthe {top} tests of most CPU (CPU-s, wall s):")
-    lines += [f"{seconds:8.1f} {next(r['wall'] for r in records if r['test'] == t):8.1f}  {t}"
-              for t, seconds in Counter(cpu).most_common(top)]
+    lines += [f"{seconds:8.1f} {wall[t]:8.1f}  {t}" for t, seconds in Counter(cpu).most_common(top)]
     return lines
 
 
