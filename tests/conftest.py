@@ -11,8 +11,10 @@ import pytest
 
 # One intra-op thread per process, for the tests and every process they start (run.py, run.sh, the demo; the
 # grader's workers set their own): the models here are tiny, and two threads on a 2-core machine that is also
-# running something else wait on each other (a test of 1.5 s took 35 s that way).  Set before torch loads.
-for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+# running something else wait on each other (a test of 1.5 s took 35 s that way).  Set before torch loads.  And one
+# OpenBLAS thread: numpy, which torch imports, otherwise starts one per core, which spin as it loads (0.09 CPU-s
+# of every process that imports torch, tools/bench/suite_cpu.py).
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 ROOT = Path(__file__).resolve().parents[1]
