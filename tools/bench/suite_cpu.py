@@ -53,10 +53,12 @@ def summary(folder, top):
                for line in path.read_text(encoding="utf-8").splitlines() if line]
     if not records:
         raise SystemExit(f"error: no records in {folder}: run pytest with -p suite_cpu and SUITE_CPU_DIR={folder}")
-    cpu = {r["test"]: r["self"] + r["children"] for r in records}
-    wall = {r["test"]: r["wall"] for r in records}
-    lines = [f"{len(records)} tests: {sum(cpu.values()):.0f} CPU-s ({sum(r['self'] for r in records):.0f} in the "
-             f"tests' own processes), {sum(r['wall'] for r in records):.0f} s of wall time over the workers"]
+    by_test = {r["test"]: r for r in records}  # one record a test (a folder written twice: the later run's)
+    cpu = {t: r["self"] + r["children"] for t, r in by_test.items()}
+    wall = {t: r["wall"] for t, r in by_test.items()}
+    own = sum(r["self"] for r in by_test.values())
+    lines = [f"{len(by_test)} tests: {sum(cpu.values()):.0f} CPU-s ({own:.0f} in the tests' own processes), "
+             f"{sum(wall.values()):.0f} s of wall time over the workers"]
     for name, key in (("layer", lambda t: t.split("/")[1] if t.count("/") > 1 else t.split("::")[0]),
                       ("file", lambda t: t.split("::")[0])):
         by, count = Counter(), Counter()
