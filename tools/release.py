@@ -7,13 +7,13 @@
 
 The starter is made of the files git tracks, less those matched by tools/release_exclude.txt; its README.md
 is tools/STUDENT_README.md with the sections it names in include lines copied in (the lead of the demo's results,
-from docs/benchmarks.md, without its dated measurements).  In every
-Python file, the code between `### START CODE HERE ###` and `### END CODE HERE ###` is removed (every
-spelling students meet is recognised: the handout's `### START_CODE_HERE ###`, the course files'
-`### START CODE HERE`, with or without the underscores and the trailing ###): the markers stay, full-line
-comments inside a region stay (they are hints), and a `pass` keeps the file importable (the surrounding
-code returns None for an empty region).  Markers that do not pair up stop the
-release with file:line.  Nothing is written unless the whole release succeeds.
+from docs/benchmarks.md, without its dated measurements); its src/points.json has every bar but not the rows'
+"evidence", the instructor's notes on the runs and attacks behind each bar.  In every Python file, the code
+between `### START CODE HERE ###` and `### END CODE HERE ###` is removed (every spelling students meet is
+recognised: the handout's `### START_CODE_HERE ###`, the course files' `### START CODE HERE`, with or without the
+underscores and the trailing ###): the markers stay, full-line comments inside a region stay (they are hints), and
+a `pass` keeps the file importable (the surrounding code returns None for an empty region).  Markers that do not
+pair up stop the release with file:line.  Nothing is written unless the whole release succeeds.
 
 The data set is the folder --data-dir (default src/data, the built-in world): the starter's src/data/ holds its
 four public files (kit/course.DATA_FILES) and the demo's world, src/data/demo/; the bundle grades with its held-out
@@ -184,6 +184,19 @@ def data_set(data_dir=None, need_answers=False, root=ROOT):
         raise ReleaseError(str(e)) from None
 
 
+POINTS = "src/points.json"
+
+
+def points_without_evidence(text):
+    """The points table as the starter ships it: every bar, without the rows' "evidence", the instructor's notes
+    on where each bar comes from (the runs measured, the attacks each bar stops and by how much): the grader never
+    reads them, and a student has no use for a list of what was tried against the grader."""
+    table = json.loads(text)
+    for row in table["thresholds"]["rows"].values():
+        row.pop("evidence", None)
+    return json.dumps(table, indent=2, ensure_ascii=False) + "\n"
+
+
 def build_student(out_dir, root=ROOT, data_dir=None):
     """Write the student starter into out_dir (which must not exist or be empty), on the data set in data_dir
     (default src/data); returns the file list."""
@@ -207,6 +220,8 @@ def build_student(out_dir, root=ROOT, data_dir=None):
             dst.parent.mkdir(parents=True, exist_ok=True)
             if rel.endswith(".py"):
                 dst.write_text(strip_regions(src.read_text(encoding="utf-8"), rel), encoding="utf-8")
+            elif rel == POINTS:
+                dst.write_text(points_without_evidence(src.read_text(encoding="utf-8")), encoding="utf-8")
             else:
                 shutil.copy2(src, dst)
         for rel in public:

@@ -1,5 +1,6 @@
 """tools/release.py: the student starter has no solution code, no answers, and still imports."""
 
+import json
 import os
 import re
 import shutil
@@ -410,6 +411,19 @@ def test_the_starters_readme_has_what_to_expect_of_the_demo_and_not_the_measurem
     assert "**What to expect:**" in readme
     for heading in dated:
         assert heading not in readme, heading
+
+
+def test_the_starters_points_table_has_every_bar_and_not_the_instructors_evidence(starter):
+    """points.json's rows keep, beside their bars, the instructor's notes on the runs and attacks behind each bar
+    ("evidence"): the starter (and so the bundle) ships every bar and every test's points, without those notes."""
+    ours = json.loads((ROOT / "src" / "points.json").read_text(encoding="utf-8"))
+    shipped = json.loads((starter / "src" / "points.json").read_text(encoding="utf-8"))
+    rows = ours["thresholds"]["rows"]
+    assert any("evidence" in row for row in rows.values()), "no row has evidence to leave out"
+    assert not any("evidence" in row for row in shipped["thresholds"]["rows"].values())
+    for row in rows.values():
+        row.pop("evidence", None)
+    assert shipped == ours
 
 
 def test_the_starter_holds_no_hidden_judge_and_its_grader_still_lists_every_test(starter):
