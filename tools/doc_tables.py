@@ -1,11 +1,12 @@
 """The docs' lists of test ids, made from the grader's own listing (`grader.py --list --json`), so that renaming a
-test, or changing which comparison vouches for it, touches grader.py (and points.json) alone.
+test, or changing which comparison vouches for it, touches grader.py (and points.json) alone; and the margins of
+the learned bars, made from points.json, where each bar and its evidence live.
 
   python tools/doc_tables.py            # say whether the docs are up to date (exit status 1 if not)
   python tools/doc_tables.py --write    # rewrite the generated parts of docs/grading.md and docs/security.md
 
 Each generated part sits between a BEGIN and an END comment line that name it; the test suite checks that every
-part is what this script makes of the current grader (tests/checks/test_table.py).
+part is what this script makes of the current grader and points.json (tests/checks/test_table.py).
 """
 
 import argparse
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 
+import margins
 import srcpath
 from srcpath import ROOT, SRC
 
@@ -64,37 +66,71 @@ def vouching(tests):
                      for b in bullets)
 
 
-# each generated part: (file, name, the function that makes it from the listing)
-PARTS = [("docs/grading.md", "test ids", id_table), ("docs/security.md", "vouching", vouching)]
+def points_table():
+    return json.loads((SRC / "points.json").read_text(encoding="utf-8"))
 
 
-def markers(name):
+def margins_table(points):
+    """docs/grading.md: each thresholds row's learned bars, beside the weakest correct run measured and the strongest
+    attack each stops (the row's evidence); ValueError where they contradict the bars (margins.problems)."""
+    parts = []
+    for name, row in points["thresholds"]["rows"].items():
+        if "learned" not in row:
+            continue
+        problems = margins.problems(row)
+        if problems:
+            raise ValueError(f"the {name} row's margins: " + "; ".join(problems))
+        bars = margins.bars_of(row)
+        lines = [f"The `{name}` row:", "",
+                 "| bar | params files | the weakest correct run measured | bar | the strongest attack it stops |",
+                 "|---|---|---|---|---|"]
+        for m in row["evidence"]["margins"]:
+            bar = m["bar"]
+            sign = "≥" if bar.startswith("min_") else "≤"
+            attack = m.get("strongest_attack")
+            cells = [f"`{bar}`", ", ".join(f"`{f}`" for f in bars[bar]),
+                     f"**{m['weakest_correct']['value']:g}**: {m['weakest_correct']['run']}",
+                     " or ".join(f"{sign} {v:g}" for v in sorted(set(bars[bar].values()))),
+                     f"{attack['value']:g}: {attack['run']}" if attack else "none measured on this data set"]
+            lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+# each generated part: (file, name, what it is made from, the function that makes it from that)
+PARTS = [("docs/grading.md", "test ids", "listing", id_table), ("docs/security.md", "vouching", "listing", vouching),
+         ("docs/grading.md", "margins", "points", margins_table)]
+SOURCES = {"listing": "grader.py --list --json", "points": "points.json"}
+
+
+def markers(name, source="listing"):
     # no path in them: docs/security.md ships in the student starter, which has no tools/
-    return (f"<!-- BEGIN {name}: made from grader.py --list --json, not by hand -->",
+    return (f"<!-- BEGIN {name}: made from {SOURCES[source]}, not by hand -->",
             f"<!-- END {name} -->")
 
 
-def rewrite(text, name, body):
+def rewrite(text, name, body, source="listing"):
     """text with the part `name` replaced by body; ValueError if the file lacks its markers."""
-    begin, end = markers(name)
+    begin, end = markers(name, source)
     if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
         raise ValueError(f"the markers of '{name}' are missing or repeated")
     head, rest = text.split(begin)
     return f"{head}{begin}\n{body}\n{end}{rest.split(end, 1)[1]}"
 
 
-def stale(tests=None, write=False):
-    """The files whose generated parts differ from what the grader lists (rewritten with write=True)."""
-    tests = listing() if tests is None else tests
-    changed = []
-    for fname, name, make in PARTS:
+def stale(tests=None, write=False, points=None):
+    """The files whose generated parts differ from what the grader lists and points.json holds (rewritten with
+    write=True, each file once with all its parts)."""
+    given = {"listing": listing() if tests is None else tests, "points": points_table() if points is None else points}
+    texts = {}
+    for fname, name, source, make in PARTS:
         path = ROOT / fname
-        text = path.read_text(encoding="utf-8")
-        new = rewrite(text, name, make(tests))
-        if new != text:
-            changed.append(fname)
-            if write:
-                write_text_atomic(path, new)
+        text = texts.get(fname, path.read_text(encoding="utf-8"))
+        texts[fname] = rewrite(text, name, make(given[source]), source)
+    changed = [f for f, text in texts.items() if text != (ROOT / f).read_text(encoding="utf-8")]
+    if write:
+        for fname in changed:
+            write_text_atomic(ROOT / fname, texts[fname])
     return changed
 
 

@@ -22,8 +22,9 @@ results: the reference must earn every point.
 `calibrate` reads results files of one data set and writes that data set's thresholds row of src/points.json (the
 row whose birth_dev_sha256 holds the data's, or a new one named --row): each prediction file's bar at --margin
 (default 0.5) of the lowest accuracy a correct run reached, the "learned" bars likewise, `calibrated: true`, and
-the evidence.  It refuses results from a smaller configuration than the course's, from fewer than 3 seeds, or
-from another data set.
+the evidence, with each learned bar's margin (tools/margins.py: the weakest seed, and the strongest attack that
+the row's earlier evidence measured on this data set).  It refuses results from a smaller configuration than the
+course's, from fewer than 3 seeds, or from another data set, and bars that such an attack would clear.
 """
 
 import argparse
@@ -42,6 +43,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import margins
 import srcpath
 from srcpath import ROOT, SRC
 
@@ -506,6 +508,12 @@ def calibrate(args):
         else:
             row[fname] = {"min_accuracy": bar}
     learned = {}
+    weakest = {}  # bar -> [the weakest correct value over the seeds and files it reads, the file it is of]
+
+    def keep(bar, value, of):
+        if bar not in weakest or margins.weaker(bar, value, weakest[bar][0]) != weakest[bar][0]:
+            weakest[bar] = [value, of]
+
     for pname, checks in LEARNED.items():
         rule = {}
         for check in checks:
@@ -516,12 +524,14 @@ def calibrate(args):
                     raise UserError(f"{pname} has no question evidence in every seed (results of an older "
                                     "experiment.py? run the experiment again)")
                 rule["min_question_evidence"] = QUESTION_EVIDENCE
+                keep("min_question_evidence", m["min"], pname)
                 continue
             if check == "drift":  # a distance: at most what correct finetunings moved, over the margin
                 m = measured.get(f"{pname} drift")
                 if m is None or m["n"] < len(runs):
                     raise UserError(f"{pname} has no drift from its pretrain file in every seed")
                 rule["max_finetune_drift"] = ceil_to(m["max"] / margin)
+                keep("max_finetune_drift", m["max"], pname)
                 continue
             of = course.TARGET[course.WRITTEN_BY[pname].name].reads if check == "pretraining" else pname
             m = measured.get(f"{of} {check}")
@@ -530,10 +540,12 @@ def calibrate(args):
                                 "missing?)")
             bar = floor_to(margin * m["min"])
             rule[f"min_{check}_gain"] = bar
+            keep(f"min_{check}_gain", m["min"], of)
             if check == "pretraining":  # and how well it predicts corrupted lines against plain ones
                 share = measured.get(f"{of} pretraining share")
                 if share is not None and share["n"] == len(runs):
                     rule["min_pretraining_share"] = floor_to(SHARE_MARGIN * share["min"])
+                    keep("min_pretraining_share", share["min"], of)
                 elif args.rehearsal:  # a few epochs: the gain on plain text may not be above 0, so no share
                     print(f"rehearsal: {of} has no pretraining share in every seed; no share bar")
                 else:
@@ -544,6 +556,7 @@ def calibrate(args):
                     raise UserError(f"{of} has no gain over the bigram in every seed (results of an older "
                                     "experiment.py? run the experiment again)")
                 rule["min_pretraining_bigram_gain"] = floor_to(margin * over["min"])
+                keep("min_pretraining_bigram_gain", over["min"], of)
         learned[pname] = rule
     lift_problem = learned_bars_problem(learned, measured)
     if lift_problem and not args.rehearsal:
@@ -559,9 +572,24 @@ def calibrate(args):
     }
     if args.rehearsal:
         evidence["rehearsal"] = "a rehearsal of the calibration on a smaller run: these bars are not for grading"
+    # each bar's margin: the weakest seed beside the strongest attack measured before on this data set (this row's)
+    attacks = {m["bar"]: m["strongest_attack"] for m in row.get("evidence", {}).get("margins", [])
+               if "strongest_attack" in m}
+    runs_of = (f"{len(runs)} seeds of the calibration of {evidence['date']} ({evidence['device']}, "
+               f"{device['precision']})")
     row["learned"] = learned
     row["calibrated"] = not args.rehearsal
-    row["evidence"] = {"accuracy": evidence, "learned": evidence}  # one set of runs set both kinds of bar
+    row["evidence"] = {"accuracy": evidence, "learned": evidence,  # one set of runs set both kinds of bar
+                       "margins": [{"bar": bar, "weakest_correct": {"value": round(value, 4),
+                                                                    "run": f"{of}: the weakest of {runs_of}"},
+                                    **({"strongest_attack": attacks[bar]} if bar in attacks else {})}
+                                   for bar, (value, of) in weakest.items()]}
+    margin_problems = margins.problems(row)
+    if margin_problems and not args.rehearsal:
+        raise UserError(f"these bars contradict what was measured on this data set: {'; '.join(margin_problems)}; "
+                        "look at the runs and at the row's evidence before calibrating")
+    if margin_problems:
+        print(f"rehearsal: {'; '.join(margin_problems)}")
     rows[name] = row
     write_json(points_path, table)
     graderUtil.load_points(points_path)  # the written table still loads

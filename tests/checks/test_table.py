@@ -12,6 +12,7 @@ from gradings import POINTS, PREDICTION_TESTS
 
 import doc_tables
 import grader
+import margins
 from grading.points import with_bars
 
 COURSE_STARTER = ROOT.parent / "shared" / "course-starter"  # the course's own grader, where it is present
@@ -105,6 +106,44 @@ def test_the_docs_lists_of_ids_are_the_graders():
     assert doc_tables.stale(renamed) == ["docs/grading.md"]
     moved = [dict(t, vouched_by=["1g-4-hidden"]) if t["id"] == "1g-3-basic" else t for t in tests]
     assert doc_tables.stale(moved) == ["docs/security.md"]
+
+
+def test_each_learned_bar_has_its_margin_and_the_docs_table_is_made_from_it():
+    """Every learned bar of a row stands beside the weakest correct run measured, which it must pass, and the
+    strongest attack it stops (points.json's evidence, docs/grading.md's table made from it): a margin that
+    contradicts its bar, a bar without one, or a table that is not the evidence's, is found."""
+    import copy
+
+    points = doc_tables.points_table()
+    course = points["thresholds"]["rows"]["course"]
+    assert margins.problems(course) == []
+    assert doc_tables.stale(points=points) == []
+    table = doc_tables.margins_table(points)
+    for margin in course["evidence"]["margins"]:
+        assert f"`{margin['bar']}`" in table and margin["strongest_attack"]["run"] in table
+
+    def broken(change):
+        changed = copy.deepcopy(points)
+        change(changed["thresholds"]["rows"]["course"])
+        return changed
+
+    def margin_of(row, bar):
+        return next(m for m in row["evidence"]["margins"] if m["bar"] == bar)
+
+    evidence = broken(lambda row: margin_of(row, "min_question_evidence")["weakest_correct"].update(value=3.9))
+    drift = broken(lambda row: margin_of(row, "max_finetune_drift")["strongest_attack"].update(value=0.3))
+    missing = broken(lambda row: row["evidence"]["margins"].remove(margin_of(row, "min_corpus_gain")))
+    new_bar = broken(lambda row: row["learned"]["vanilla.finetune.params"].update(min_heldout_gain=1.0))
+    nan = broken(lambda row: margin_of(row, "min_pretraining_share")["weakest_correct"].update(value=float("nan")))
+    for changed, words in ((evidence, "weakest correct (3.9) fails"), (drift, "strongest attack (0.3) clears"),
+                           (missing, "min_corpus_gain has no margin"), (new_bar, "min_heldout_gain has no margin"),
+                           (nan, "min_pretraining_share needs its weakest_correct as a finite value")):
+        assert any(words in p for p in margins.problems(changed["thresholds"]["rows"]["course"])), words
+        with pytest.raises(ValueError, match="course row's margins"):
+            doc_tables.margins_table(changed)
+    lowered = broken(lambda row: row["learned"]["perceiver.finetune.params"].update(min_corpus_gain=0.05))
+    assert margins.problems(lowered["thresholds"]["rows"]["course"]) == []
+    assert doc_tables.stale(points=lowered) == ["docs/grading.md"]  # the table shows each file's bar
 
 
 def grader_order():

@@ -19,6 +19,8 @@ import pytest
 from kit import course
 from conftest import ROOT, SRC, make_world
 
+import margins
+
 # one xdist worker runs this module, so that the rehearsal every test reads (a minute) is run once; its grade at the
 # end runs the grader as root with a user id of its worker's own (conftest.free_uid), beside the other root tests
 pytestmark = [pytest.mark.xdist_group("experiment"), pytest.mark.grader]
@@ -239,6 +241,30 @@ def test_calibrate_writes_the_row_of_the_data_set_with_its_bars_and_evidence(reh
     before = json.loads((SRC / "points.json").read_text(encoding="utf-8"))
     assert {k: v for k, v in table["thresholds"]["rows"].items() if k != "tiny"} == before["thresholds"]["rows"]
     assert table["tests"] == before["tests"]
+    # each bar's margin (tools/margins.py): the weakest seed of the files it reads; no attack measured on this data
+    margin = {m["bar"]: m for m in row["evidence"]["margins"]}
+    assert set(margin) == {bar for rule in row["learned"].values() for bar in rule}
+    finetuned = ("vanilla.finetune.params", "perceiver.finetune.params")
+    assert margin["min_corpus_gain"]["weakest_correct"]["value"] == min(
+        lowest(made, lambda s, f=f: s["models"][f]["corpus"]["gain"]) for f in finetuned)
+    assert margin["max_finetune_drift"]["weakest_correct"]["value"] == max(
+        seed["models"][f]["drift"]["drift"] for m in made for seed in m["seeds"].values() for f in finetuned)
+    assert not any("strongest_attack" in m for m in margin.values()) and margins.problems(row) == []
+    # calibrated again after an attack was measured on this data set: kept where the new bar stops it, else refused
+    bar = min(rule.get("min_corpus_gain", 1) for rule in row["learned"].values())
+    for attack, refused in ((bar - 0.05, False), (bar + 0.05, True)):
+        table = json.loads(points.read_text(encoding="utf-8"))
+        tiny = table["thresholds"]["rows"]["tiny"]
+        next(m for m in tiny["evidence"]["margins"] if m["bar"] == "min_corpus_gain")["strongest_attack"] = {
+            "value": attack, "run": "a model made by hand"}
+        points.write_text(json.dumps(table), encoding="utf-8")
+        r = experiment("calibrate", *files, "--points", str(points))
+        assert (r.returncode == 2) == refused, r.stderr
+        assert ("min_corpus_gain: the strongest attack" in r.stderr) == refused, r.stderr
+        if not refused:
+            after = json.loads(points.read_text(encoding="utf-8"))["thresholds"]["rows"]["tiny"]
+            assert {"value": attack, "run": "a model made by hand"} in [
+                m.get("strongest_attack") for m in after["evidence"]["margins"]]
 
 
 @pytest.mark.parametrize("case", ["small", "two seeds", "two data sets", "not every point", "no row",
