@@ -45,16 +45,17 @@ def problems(row):
     found = [f"{bar} has no margin in the row's evidence" for bar in bars
              if bar not in {m.get("bar") for m in margins}]
     for m in margins:
-        bar = m.get("bar")
+        bar = m.get("bar") if isinstance(m, dict) else None
         if bar not in bars:
             found.append(f"the margin of {bar} names no bar of the row's learned section")
             continue
         for side in SIDES:
             if side not in m and side == "strongest_attack":
                 continue  # none measured on this data set yet
-            value = m.get(side, {}).get("value")
+            entry = m.get(side) if isinstance(m.get(side), dict) else {}
+            value = entry.get("value")
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                    or not m[side].get("run"):
+                    or not entry.get("run"):
                 found.append(f"the margin of {bar} needs its {side} as a finite value and the run it is of")
                 continue
             for fname, threshold in bars[bar].items():

@@ -135,9 +135,11 @@ def test_each_learned_bar_has_its_margin_and_the_docs_table_is_made_from_it():
     missing = broken(lambda row: row["evidence"]["margins"].remove(margin_of(row, "min_corpus_gain")))
     new_bar = broken(lambda row: row["learned"]["vanilla.finetune.params"].update(min_heldout_gain=1.0))
     nan = broken(lambda row: margin_of(row, "min_pretraining_share")["weakest_correct"].update(value=float("nan")))
+    prose = broken(lambda row: margin_of(row, "min_corpus_gain").update(strongest_attack="a model made by hand"))
     for changed, words in ((evidence, "weakest correct (3.9) fails"), (drift, "strongest attack (0.3) clears"),
                            (missing, "min_corpus_gain has no margin"), (new_bar, "min_heldout_gain has no margin"),
-                           (nan, "min_pretraining_share needs its weakest_correct as a finite value")):
+                           (nan, "min_pretraining_share needs its weakest_correct as a finite value"),
+                           (prose, "min_corpus_gain needs its strongest_attack as a finite value")):
         assert any(words in p for p in margins.problems(changed["thresholds"]["rows"]["course"])), words
         with pytest.raises(ValueError, match="course row's margins"):
             doc_tables.margins_table(changed)
