@@ -22,6 +22,7 @@ from srcpath import ROOT, SRC
 
 srcpath.use(SRC)
 from grader import AS_REPORTED  # noqa: E402  (what the description of a test with nothing to compare says)
+from grading.points import load_points  # noqa: E402
 from kit.fileio import write_text_atomic  # noqa: E402
 
 
@@ -66,10 +67,6 @@ def vouching(tests):
                      for b in bullets)
 
 
-def points_table():
-    return json.loads((SRC / "points.json").read_text(encoding="utf-8"))
-
-
 def margins_table(points):
     """docs/grading.md: each thresholds row's learned bars, beside the weakest correct run measured and the strongest
     attack each stops (the row's evidence); ValueError where they contradict the bars (margins.problems)."""
@@ -86,7 +83,7 @@ def margins_table(points):
                  "|---|---|---|---|---|"]
         for m in row["evidence"]["margins"]:
             bar = m["bar"]
-            sign = "≥" if bar.startswith("min_") else "≤"
+            sign = "≥" if margins.at_least(bar) else "≤"
             attack = m.get("strongest_attack")
             cells = [f"`{bar}`", ", ".join(f"`{f}`" for f in bars[bar]),
                      f"**{m['weakest_correct']['value']:g}**: {m['weakest_correct']['run']}",
@@ -121,7 +118,7 @@ def rewrite(text, name, body, source="listing"):
 def stale(tests=None, write=False, points=None):
     """The files whose generated parts differ from what the grader lists and points.json holds (rewritten with
     write=True, each file once with all its parts)."""
-    given = {"listing": listing() if tests is None else tests, "points": points_table() if points is None else points}
+    given = {"listing": listing() if tests is None else tests, "points": load_points() if points is None else points}
     texts = {}
     for fname, name, source, make in PARTS:
         path = ROOT / fname

@@ -17,14 +17,19 @@ import math
 SIDES = ("weakest_correct", "strongest_attack")
 
 
+def at_least(bar):
+    """Whether the learned bar named `bar` asks for at least its threshold (min_...), not at most (max_...)."""
+    return bar.startswith("min_")
+
+
 def passes(bar, value, threshold):
     """Whether value clears the learned bar named `bar` set at threshold."""
-    return value >= threshold if bar.startswith("min_") else value <= threshold
+    return value >= threshold if at_least(bar) else value <= threshold
 
 
 def weaker(bar, a, b):
     """The weaker of two correct runs' values of one bar: the one nearer failing it."""
-    return min(a, b) if bar.startswith("min_") else max(a, b)
+    return min(a, b) if at_least(bar) else max(a, b)
 
 
 def bars_of(row):
@@ -41,11 +46,11 @@ def problems(row):
     clears the bar on every params file that has it, and its strongest attack, where one was measured on this data
     set, fails it.  None for a row without learned bars."""
     bars = bars_of(row)
-    margins = row.get("evidence", {}).get("margins", [])
+    margins = [m if isinstance(m, dict) else {} for m in row.get("evidence", {}).get("margins", [])]
     found = [f"{bar} has no margin in the row's evidence" for bar in bars
              if bar not in {m.get("bar") for m in margins}]
     for m in margins:
-        bar = m.get("bar") if isinstance(m, dict) else None
+        bar = m.get("bar")
         if bar not in bars:
             found.append(f"the margin of {bar} names no bar of the row's learned section")
             continue

@@ -13,7 +13,7 @@ from gradings import POINTS, PREDICTION_TESTS
 import doc_tables
 import grader
 import margins
-from grading.points import with_bars
+from grading.points import load_points, with_bars
 
 COURSE_STARTER = ROOT.parent / "shared" / "course-starter"  # the course's own grader, where it is present
 
@@ -114,7 +114,7 @@ def test_each_learned_bar_has_its_margin_and_the_docs_table_is_made_from_it():
     contradicts its bar, a bar without one, or a table that is not the evidence's, is found."""
     import copy
 
-    points = doc_tables.points_table()
+    points = load_points()
     course = points["thresholds"]["rows"]["course"]
     assert margins.problems(course) == []
     assert doc_tables.stale(points=points) == []
