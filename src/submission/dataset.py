@@ -23,7 +23,9 @@ class CharCorruptionDataset(Dataset):
 
     Attributes: PAD_CHAR, MASK_CHAR, stoi (char -> id), itos (id -> char), vocab_size, block_size,
     data (the non-empty lines, as text), encoded (the same lines as LongTensors of ids),
-    pad_id (0) and mask_id (1).
+    pad_id (0) and mask_id (1); max_context_size (int(block_size * 3/4), the longest truncation) and
+    masking_percent (0.25, the masked span's average share of the truncated text), the spec's two numbers,
+    for __getitem__ to use if you like.
     """
 
     PAD_CHAR = PAD_CHAR
@@ -41,6 +43,8 @@ class CharCorruptionDataset(Dataset):
         self.mask_id = self.stoi[self.MASK_CHAR]
         self.vocab_size = len(chars)
         self.block_size = block_size
+        self.max_context_size = int(block_size * 3 / 4)
+        self.masking_percent = 0.25
         self.data = [line for line in data.split("\n") if line]
         self.encoded = [self.encode(line) for line in self.data]
 
@@ -86,7 +90,7 @@ class CharCorruptionDataset(Dataset):
         ### TODO: [part e]
         ### START CODE HERE ###
         line = self.encoded[idx]
-        doc = line[: random.randint(4, int(self.block_size * 3 / 4))]
+        doc = line[: random.randint(4, self.max_context_size)]
         n = len(doc)
         masked_len = random.randint(1, max(1, n // 2))  # mean (1 + n/2) / 2, about n/4
         start = random.randint(0, n - masked_len)

@@ -639,6 +639,10 @@ OTHER_CORRUPTIONS = {
         del CharCorruptionDataset.PAD_CHAR, CharCorruptionDataset.MASK_CHAR, PAD_CHAR, MASK_CHAR
         CharCorruptionDataset.__init__ = _course_init
         """,
+    # the course's given __init__ holds the spec's two numbers; a solution written from it reads them there
+    "the course's max_context_size and masking_percent": corruption(
+        truncate="random.randint(4, self.max_context_size)",
+        masked_len="random.randint(1, max(1, round(2 * n * self.masking_percent)))"),
     "PAD_CHAR and MASK_CHAR only on the class": """
         del PAD_CHAR, MASK_CHAR
         """,

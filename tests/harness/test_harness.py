@@ -77,8 +77,8 @@ def test_hidden_results_are_shown_only_as_the_instructor_says(tmp_path, data, so
     (results.json's top-level output and score, the grader's printed lines, which Gradescope keeps as stdout)
     telling a hidden test's result or the hidden total, while each hidden test's entry keeps its result for
     the day grades are published."""
-    src = copy_src(tmp_path, mutations={"dataset.py": [("int(self.block_size * 3 / 4)",
-                                                         "int(self.block_size * 3 / 4) - 1")]})
+    src = copy_src(tmp_path, mutations={"dataset.py": [("random.randint(4, self.max_context_size)",
+                                                         "random.randint(4, self.max_context_size - 1)")]})
     if visibility != "visible":
         table = json.loads((src / "points.json").read_text(encoding="utf-8"))
         table["hidden_visibility"] = visibility
