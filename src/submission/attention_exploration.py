@@ -51,9 +51,7 @@ def copy_query(keys, j, scale):
     if len(others) == 0:
         q = scale * k_j
     else:
-        # For unit keys, k_j^T (t k_j) - k_i^T (t k_j) = t (1 - k_i^T k_j):
-        # the gap is smallest for the key most similar to k_j.
-        closest = (others @ k_j).max()
+        closest = (others @ k_j).max()  # unit keys: the gap is t (1 - k_i^T k_j), least for the closest k_i
         q = (scale / (1.0 - closest)) * k_j
     ### END CODE HERE ###
     return q
@@ -168,11 +166,8 @@ def kqv_matrices(u_a, u_b, u_c, u_d):
     beta_sq = u_a @ u_a
     d = u_a.shape[0]
     K = torch.eye(d, dtype=u_a.dtype)
-    # q_2 = Q u_a = u_d matches k_1 = u_d + u_b; q_1 = Q (u_d + u_b) = u_c
-    # matches k_3 = u_c + u_b. Each winning logit is beta^2, the others 0.
-    Q = (torch.outer(u_d, u_a) + torch.outer(u_c, u_d)) / beta_sq
-    # V keeps u_b, negates u_c and drops u_a, u_d: v_1 = u_b, v_3 = u_b - u_c.
-    V = (torch.outer(u_b, u_b) - torch.outer(u_c, u_c)) / beta_sq
+    Q = (torch.outer(u_d, u_a) + torch.outer(u_c, u_d)) / beta_sq  # q_2 = u_d finds k_1, q_1 = u_c finds k_3
+    V = (torch.outer(u_b, u_b) - torch.outer(u_c, u_c)) / beta_sq  # v_1 = u_b, v_3 = u_b - u_c
     matrices = (K, Q, V)
     ### END CODE HERE ###
     return matrices

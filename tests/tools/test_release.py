@@ -33,7 +33,9 @@ def test_every_region_is_emptied_and_markers_kept(starter):
         assert out.count(release.START) == out.count(release.END) == len(spans)
         for start, end in release.regions(out, rel):
             inside = [l.strip() for l in out.splitlines()[start:end - 1]]
-            assert [l for l in inside if not l.startswith("#")] == ["pass"], f"{rel}:{start}"
+            # the release keeps a region's full-line comments (an instructor's hints), but the kit's hints sit
+            # above their regions: a comment left inside one is the reference's reasoning, an answer
+            assert inside == ["pass"], f"{rel}:{start}: {inside}"
     assert n_regions >= 10
 
 
