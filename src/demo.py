@@ -43,10 +43,11 @@ class DemoConfig:
     # the lines are at most 36 characters, so the trainer's padding trim keeps every step short.
     block_size = 128
     dropout = 0.0
-    # The perceiver's bottleneck covers the whole pretraining sequence (a line of at most 36 characters and its two
-    # masks: at most 37 positions). Row i of the bottleneck reads positions 0..i, and the up block lets position t
-    # read rows 0..t; with fewer rows than positions, the end of a long line never reaches the middle layers. The
-    # trainer pads a perceiver's batch to the bottleneck, so each row more is a position more in every step.
+    # The perceiver's bottleneck covers the pretraining sequence: a line of at most 36 characters and its three
+    # masks give at most 38 positions with a target, and 37 rows reach all but the last (whose target is the
+    # closing mask). Row i of the bottleneck reads positions 0..i, and the up block lets position t read rows
+    # 0..t; with fewer rows than positions, the end of a long line never reaches the middle layers. The trainer
+    # pads a perceiver's batch to the bottleneck, so each row more is a position more in every step.
     bottleneck_dim = 37
     # The perceiver learns the corpus more slowly per epoch, so it gets more epochs than the vanilla model; fewer
     # lose the lesson (the README's Demo results measure both).

@@ -4,7 +4,8 @@ vanilla:   token + position embeddings -> n_layer Blocks at length T -> LayerNor
 perceiver: embeddings -> DownProjectBlock (length T -> m = bottleneck_dim)
            -> n_layer - 2 Blocks at length m -> UpProjectBlock (length m -> T) -> LayerNorm -> logits
 
-References: Karpathy's minGPT; Jaegle et al., "Perceiver: General Perception with Iterative Attention".
+References: Karpathy's minGPT; Hawthorne et al., "General-purpose, long-context autoregressive modeling with
+Perceiver AR" (arXiv:2202.07765), the handout's PerceiverAR, of which the perceiver variant is a simpler version.
 """
 
 import torch
@@ -71,7 +72,7 @@ class DownProjectBlock(nn.Module):
     residual connection.  The attention sub-layer's LayerNorm normalises C (the course's hint) and X (as
     Block normalises its input).  Normalising C alone is also correct, but then the keys keep the
     embeddings' small initial scale, every row starts as a near-uniform average of its inputs, and the
-    perceiver learns several times slower (the README's Demo results measure it).
+    perceiver learns several times slower.
 
     - The basis: an nn.Parameter named C of shape (1, bottleneck_dim, n_embd), shared by every sequence
       of the batch, initialised with Xavier-uniform initialisation.
