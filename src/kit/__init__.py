@@ -2,7 +2,7 @@
 plot_losses.py): the driver's side of the assignment, outside the student's files.  One job a module:
 
   course       the course's facts: model size, bottleneck, data files, the run.sh targets and the deliverables
-               (run.py, the grader, collect_submission, the demo and tools/ read them here)
+               (run.py, the grader, collect_submission, the demo and the instructor's tools read them here)
   training     training runs around the student's Trainer: precision, fused AdamW, compile, the loss log, the
                TensorBoard writer, the per-epoch checkpoint and --resume
   decoding     answering the questions: the course's greedy loop and the batched one with a key/value cache

@@ -143,6 +143,10 @@ OUTPUT_SUFFIXES = (".params", ".predictions", ".zip", ".csv", ".png", ".ckpt", "
 MAY_BE_ABSENT = {"results.json", "args.json", "birth_test.tsv"}
 
 
+# the files of the starter whose text the checks of what it mentions read (points.json's too: it ships)
+TEXT_SUFFIXES = (".py", ".md", ".sh", ".txt", ".yml", ".json", ".ipynb", ".tex", "")
+
+
 def mentioned_paths(text):
     """Repository paths (src/..., docs/..., tools/...) and bare file names (x.py, y.md) a text mentions."""
     import re
@@ -156,7 +160,7 @@ def test_every_path_the_starter_mentions_exists(starter):
     shipped = {p.name for p in starter.rglob("*") if p.is_file()}
     checked = 0
     for path in sorted(starter.rglob("*")):
-        if not path.is_file() or path.suffix not in (".py", ".md", ".sh", ".txt", ".yml", ".ipynb", ".tex", ""):
+        if not path.is_file() or path.suffix not in TEXT_SUFFIXES:
             continue
         paths, names = mentioned_paths(path.read_text(encoding="utf-8", errors="ignore"))
         for p in paths:
@@ -224,7 +228,7 @@ def references_in(root):
     found, checked = {}, 0
     pattern = re.compile(r"the README's|\]\(|\bsee (the )?README\b|see \"")
     for path in sorted(root.rglob("*")):
-        if not path.is_file() or path.suffix not in (".py", ".md", ".sh", ".txt", ".yml", ".ipynb", ".tex", ""):
+        if not path.is_file() or path.suffix not in TEXT_SUFFIXES:
             continue
         text = path.read_text(encoding="utf-8", errors="ignore")
         checked += len(pattern.findall(text))
