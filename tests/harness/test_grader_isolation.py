@@ -9,6 +9,7 @@ the grader's; a process holding the worker's pipes open does not stall the gradi
 
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -679,3 +680,15 @@ def test_a_v2_cgroup_that_bounds_nothing_is_still_a_kill_list(monkeypatch):
     finally:
         assert group.close() == []
     assert group.members() == set()
+
+
+@pytest.mark.parametrize("argv, code", [(["--help"], 0), (["-h"], 0), (["submission"], 2)])
+def test_the_gradescope_entry_with_arguments_only_says_how_to_run_it(tmp_path, argv, code):
+    """run_autograder runs autograder_run.py without arguments; with any (an instructor's --help) it prints its usage
+    and grades nothing: as root it made /autograder/results and wrote a failed grading there."""
+    env = {**os.environ, "AUTOGRADER_ROOT": str(tmp_path / "autograder")}
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "autograder_run.py"), *argv], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == code, r.stderr
+    assert "usage: python autograder_run.py" in (r.stdout if code == 0 else r.stderr)
+    assert not (tmp_path / "autograder").exists()

@@ -7,6 +7,8 @@ one's own pretraining.
 """
 
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -316,3 +318,14 @@ def test_a_broken_tensors_name_in_a_message_is_cut(tmp_path):
     with pytest.raises(Fail) as e:
         load_params(tmp_path / "p", "vanilla.model.params")
     assert len(str(e.value)) < 1000 and "\\x01\\x01" in str(e.value)
+
+
+@pytest.mark.parametrize("argv, code", [(["--help"], 0), (["x.params"], 2)])
+def test_the_comparison_process_with_arguments_says_how_to_run_it(argv, code):
+    """It takes its request on standard input only: with arguments it prints its usage and reads nothing (--help
+    ended in a JSONDecodeError traceback)."""
+    r = subprocess.run([sys.executable, ps.__file__, *argv], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == code, r.stderr
+    assert "usage: python tools/params_similarity.py < request.json" in (r.stdout if code == 0 else r.stderr)
+    assert "Traceback" not in r.stderr
