@@ -138,6 +138,7 @@ if __name__ == "__main__":
     if sys.argv[1:]:  # Gradescope's run_autograder passes none: --help (or anything) must not start a grading
         help_asked = sys.argv[1:] in (["-h"], ["--help"])
         print(__doc__.split("\n\n")[0] + "\n\nusage: python autograder_run.py  (no arguments: it grades "
-              "$AUTOGRADER_ROOT/submission, default /autograder)", file=sys.stdout if help_asked else sys.stderr)
+              "ROOT/submission, ROOT being $AUTOGRADER_ROOT or /autograder; as root, it closes ROOT to others)",
+              file=sys.stdout if help_asked else sys.stderr)
         sys.exit(0 if help_asked else 2)
     sys.exit(main())

@@ -5,8 +5,9 @@
 #   tools/gpu_session.sh [--budget SECONDS] [--seeds 0,1,2] [--parallel 3] [--out DIR] [--course-starter DIR]
 #                        [--data-dir DIR] [--data-seeds 0,1] [--experiments-first]
 #
-# First, together: the CUDA cases of the test suite, python -m pytest -m cuda (cuda-tests.log), and the learning
-# arms, tools/bench/bench_learning.py (the perceiver's first epochs with one thing changed in each arm; in the log).
+# First, together: the CUDA cases of the kit's tests, python -m pytest -m cuda tests/kit (cuda-tests.log), and the
+# learning arms, tools/bench/bench_learning.py (the perceiver's first epochs with one thing changed in each arm; in
+# the log).
 # Then, only if the CUDA tests passed, in parallel:
 #   - the experiment: tools/experiment.py run at the course's settings on the built-in data, the seeds trained
 #     --parallel on the one GPU, the grader on the first seed's deliverables at the end (experiment.json);
