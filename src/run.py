@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 
 from kit import course  # the course's model size, bottleneck and learning rates
-from kit import decoding, params_file, parts, training
+from kit import decoding, fileio, params_file, parts, training
 from submission import dataset, helper, model, trainer, utils
 
 SRC = Path(__file__).resolve().parent
@@ -34,17 +34,43 @@ DEFAULT_PRETRAIN_CORPUS = SRC / "data" / course.DATA_FILES["corpus"]
 DEFAULT_TB_DIR = os.environ.get("TB_DIR") or str(SRC / "expt")
 
 
+def count(least):
+    """An argparse type: a whole number of at least `least` (0 epochs would save an untrained model over a
+    trained one; 0 heads or a batch of 0 fail deep inside torch)."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{value} is less than {least}")
+        return value
+    return parse
+
+
+class Once(argparse.Action):
+    """A flag that says what a run is (its function, variant and files): given twice, the later one would silently
+    win, and ./run.sh passes these from its target before the student's extra flags."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if getattr(namespace, f"_given_{self.dest}", False):
+            parser.error(f"{option_string} is given twice; ./run.sh sets it from the target, so leave it out of the "
+                         "extra flags (or run another target)")
+        setattr(namespace, f"_given_{self.dest}", True)
+        setattr(namespace, self.dest, values)
+
+
 def build_parser():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--function", required=True, choices=["pretrain", "finetune", "evaluate"])
-    p.add_argument("--variant", required=True, choices=["vanilla", "perceiver"])
-    p.add_argument("--pretrain_corpus_path", default=str(DEFAULT_PRETRAIN_CORPUS),
+    p.add_argument("--function", required=True, choices=["pretrain", "finetune", "evaluate"], action=Once)
+    p.add_argument("--variant", required=True, choices=["vanilla", "perceiver"], action=Once)
+    p.add_argument("--pretrain_corpus_path", default=str(DEFAULT_PRETRAIN_CORPUS), action=Once,
                    help="corpus the vocabulary is built from (and pretraining reads); default src/data/wiki.txt")
-    p.add_argument("--writing_params_path", help="where pretrain/finetune save the parameters")
-    p.add_argument("--reading_params_path", help="parameters to start finetuning from, or to evaluate")
-    p.add_argument("--finetune_corpus_path", help="birthplace TSV to finetune on")
-    p.add_argument("--eval_corpus_path", help="birthplace TSV whose questions are answered")
-    p.add_argument("--outputs_path", help="where evaluate writes one predicted place per line")
+    p.add_argument("--writing_params_path", action=Once, help="where pretrain/finetune save the parameters")
+    p.add_argument("--reading_params_path", action=Once, help="parameters to start finetuning from, or to evaluate")
+    p.add_argument("--finetune_corpus_path", action=Once, help="birthplace TSV to finetune on")
+    p.add_argument("--eval_corpus_path", action=Once, help="birthplace TSV whose questions are answered")
+    p.add_argument("--outputs_path", action=Once, help="where evaluate writes one predicted place per line")
     p.add_argument("--bottleneck_dim", type=int, default=course.BOTTLENECK_DIM)
     p.add_argument("--pretrain_lr", type=float, default=course.PRETRAIN_LR)
     p.add_argument("--finetune_lr", type=float, default=course.FINETUNE_LR)
@@ -65,13 +91,13 @@ def build_parser():
                         "of an epoch, at most every half minute; removed once the params are saved); run with "
                         "the same flags as before")
     small = p.add_argument_group("overrides for small runs (default: the course's values)")
-    small.add_argument("--max_epochs", type=int)
-    small.add_argument("--batch_size", type=int)
-    small.add_argument("--num_workers", type=int)
-    small.add_argument("--n_layer", type=int, default=course.MODEL["n_layer"])
-    small.add_argument("--n_head", type=int, default=course.MODEL["n_head"])
-    small.add_argument("--n_embd", type=int, default=course.MODEL["n_embd"])
-    small.add_argument("--block_size", type=int, default=course.MODEL["block_size"])
+    small.add_argument("--max_epochs", type=count(1))
+    small.add_argument("--batch_size", type=count(1))
+    small.add_argument("--num_workers", type=count(0))
+    small.add_argument("--n_layer", type=count(1), default=course.MODEL["n_layer"])
+    small.add_argument("--n_head", type=count(1), default=course.MODEL["n_head"])
+    small.add_argument("--n_embd", type=count(1), default=course.MODEL["n_embd"])
+    small.add_argument("--block_size", type=count(2), default=course.MODEL["block_size"])
     small.add_argument("--dropout", type=float, help="all three dropout rates (course: 0.1)")
     small.add_argument("--precision", choices=["auto", "bf16", "fp32"], default="auto",
                        help="training precision; auto: bf16 autocast on GPUs that compute it natively (compute "
@@ -116,6 +142,9 @@ def require_writable(path, flag):
         raise UserError(f"--{flag} {path} is a directory; pass a file name, e.g. {p / 'out'}")
     if not p.resolve().parent.is_dir():
         raise UserError(f"--{flag} {path}: the folder {p.resolve().parent} does not exist; create it first")
+    if not os.access(p.resolve().parent, os.W_OK):  # a read-only mount, or another user's folder
+        raise UserError(f"--{flag} {path}: the folder {p.resolve().parent} is not writable; write somewhere else "
+                        "(./run.sh: set OUT_DIR)")
 
 
 def check_options(args):
@@ -132,6 +161,9 @@ def check_options(args):
         problem = training.compile_problem(trainer.pick_device(args.device), args.backend)
         if problem is not None:
             raise UserError(problem)
+    if args.n_embd % args.n_head:
+        raise UserError(f"--n_embd {args.n_embd} must be a multiple of --n_head {args.n_head}: each head gets an "
+                        "equal share of the embedding")
     if args.variant == "perceiver" and not 1 <= args.bottleneck_dim <= args.block_size:
         raise UserError(f"--bottleneck_dim {args.bottleneck_dim} must be between 1 and the block size "
                         f"{args.block_size}: the bottleneck is at most as long as the sequence it summarises")
@@ -149,19 +181,36 @@ def check_options(args):
 
 
 def check_data(args, vocab):
-    """The TSVs parse, and every character is in the vocabulary (the given NameDataset and encode say
-    what is wrong): checked here, before student code runs, so that a ValueError raised later is a bug
-    to see with its traceback, not a user error."""
-    try:
-        if args.finetune_corpus_path is not None:
-            require_lines(args.finetune_corpus_path, "finetune corpus")
+    """The TSVs parse, and every character is in the vocabulary (the given NameDataset says what is wrong with
+    a finetuning file, check_eval_file with an eval file): checked here, before student code runs, so that a
+    ValueError raised later is a bug to see with its traceback, not a user error."""
+    if args.finetune_corpus_path is not None:
+        require_lines(args.finetune_corpus_path, "finetune corpus")
+        try:
             dataset.NameDataset(Path(args.finetune_corpus_path).read_text(encoding="utf-8"), vocab)
-        if args.eval_corpus_path is not None:
-            require_lines(args.eval_corpus_path, "eval corpus")
-            for question in decoding.read_questions(args.eval_corpus_path):
-                vocab.encode(question + vocab.MASK_CHAR)
-    except ValueError as e:
-        raise UserError(str(e)) from None
+        except ValueError as e:
+            raise UserError(f"{args.finetune_corpus_path}: {e}") from None
+    if args.eval_corpus_path is not None:
+        require_lines(args.eval_corpus_path, "eval corpus")
+        check_eval_file(args.eval_corpus_path, vocab)
+
+
+def check_eval_file(path, vocab):
+    """Every question of an eval TSV is made of the vocabulary's characters, and either every line has an answer
+    or none has (the test set's are held out; utils.evaluate_places decides by the first line): each problem
+    named with its line, before the model answers anything."""
+    lines = [(n, line.split("\t")) for n, line in enumerate(fileio.read_lines(path), 1) if line.strip()]
+    for n, fields in lines:
+        stray = next((c for c in fields[0] if c not in vocab.stoi), None)
+        if stray is not None:
+            raise UserError(f"{path} line {n} has the character {stray!r}, which the pretraining corpus does not: "
+                            "remove it from the file, or pass the corpus the model was pretrained on with "
+                            "--pretrain_corpus_path")
+    if len(lines[0][1]) > 1:
+        unanswered = next((n for n, fields in lines if len(fields) < 2 or not fields[1]), None)
+        if unanswered is not None:
+            raise UserError(f"{path} line {unanswered} has no place after a tab, where its first line has one: "
+                            "give every line its place, or none")
 
 
 def check_params(args, net):

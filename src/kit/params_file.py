@@ -42,7 +42,9 @@ def params_problem(model, state, path):
     file_variant = "perceiver" if any(k.startswith(("down_block.", "up_block.")) for k in state) else "vanilla"
     model_variant = "perceiver" if getattr(model, "perceiver", False) else "vanilla"
     if file_variant != model_variant:
-        return f"{path} holds {file_variant} parameters but the model is {model_variant}: pass --variant {file_variant}"
+        return (f"{path} holds {file_variant} parameters but the model is {model_variant}: give it a file that a "
+                f"{model_variant} run wrote (./run.sh's {model_variant}_* targets), or run run.py with --variant "
+                f"{file_variant} if the file is the one you meant")
     missing = sorted(k for k in set(own) - set(state) if not _is_mask(k))
     unexpected = sorted(set(_with_own_masks(state, own)) - set(own))
     if missing or unexpected:

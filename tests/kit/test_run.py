@@ -5,6 +5,7 @@ import re
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import pytest
 import torch
@@ -112,6 +113,54 @@ def test_bad_inputs_are_one_sentence_and_overwrite_nothing(world):
     one_sentence(run_py(*evaluate, "--reading_params_path", str(path / "good.params"), "--outputs_path", str(path)),
                  "is a directory")
     assert preds.read_text() == "earlier predictions\n" and old.read_bytes() == b"earlier results"
+
+
+def test_flags_that_cannot_work_are_refused_before_anything_runs(tmp_path, capsys, monkeypatch):
+    """Counts below what can run (0 epochs saved an untrained model over a trained one; a batch of 0 or a head count
+    that does not divide the width failed deep in torch), a flag that says what the run is given twice (./run.sh
+    passes those from its target, and an extra --variant silently won and overwrote the target's file), and an
+    output folder that cannot be written (found only when the training was over): each one sentence, at once."""
+    import run
+
+    base = ["--function", "pretrain", "--variant", "vanilla", "--writing_params_path", str(tmp_path / "a.params")]
+    for extra, says in [(["--max_epochs", "0"], "argument --max_epochs: 0 is less than 1"),
+                        (["--batch_size", "0"], "argument --batch_size: 0 is less than 1"),
+                        (["--num_workers", "-1"], "argument --num_workers: -1 is less than 0"),
+                        (["--n_head", "two"], "argument --n_head: 'two' is not a whole number"),
+                        (["--variant", "perceiver"], "--variant is given twice"),
+                        (["--vari", "perceiver"], "--variant is given twice"),  # argparse's abbreviation, the same
+                        (["--writing_params_path", "b.params"], "--writing_params_path is given twice")]:
+        with pytest.raises(SystemExit) as e:
+            run.build_parser().parse_args(base + extra)
+        assert e.value.code == 2 and says in capsys.readouterr().err, extra
+    args = run.build_parser().parse_args(base + ["--n_head", "3", "--n_embd", "16"])
+    with pytest.raises(run.UserError, match="--n_embd 16 must be a multiple of --n_head 3"):
+        run.check_options(args)
+    args = run.build_parser().parse_args(base)
+    monkeypatch.setattr(run.os, "access", lambda path, mode: Path(path) != tmp_path)  # a read-only mount, say
+    with pytest.raises(run.UserError, match=f"the folder {tmp_path} is not writable"):
+        run.check_options(args)
+
+
+def test_an_eval_file_with_a_stray_character_or_a_missing_answer_names_the_line(world):
+    """The eval TSV's problems are the file's, not the corpus's: a character the corpus lacks (a zero-width space,
+    a byte-order mark) was blamed on --pretrain_corpus_path with no line named, and a line without its answer in a
+    file of answers ended in an IndexError inside utils.evaluate_places."""
+    import run
+    from submission.dataset import CharCorruptionDataset
+
+    path, _ = world
+    vocab = CharCorruptionDataset((path / "wiki.txt").read_text(encoding="utf-8"), 64)
+    dev = (path / "birth_dev.tsv").read_text(encoding="utf-8").splitlines()
+    run.check_eval_file(path / "birth_dev.tsv", vocab)  # the world's own files pass, answered or not
+    run.check_eval_file(path / "birth_test_inputs.tsv", vocab)
+    bad = path / "bad.tsv"
+    bad.write_text("\n".join(dev[:2] + ["\ufeff" + dev[2]] + dev[3:]) + "\n", encoding="utf-8")
+    with pytest.raises(run.UserError, match=r"bad.tsv line 3 has the character '\\ufeff'.*remove it"):
+        run.check_eval_file(bad, vocab)
+    bad.write_text("\n".join(dev[:4] + [dev[4].split("\t")[0]] + dev[5:]) + "\n", encoding="utf-8")
+    with pytest.raises(run.UserError, match="bad.tsv line 5 has no place after a tab"):
+        run.check_eval_file(bad, vocab)
 
 
 def copy_of_src(tmp_path):

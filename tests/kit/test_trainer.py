@@ -317,9 +317,9 @@ def test_auto_precision_on_gpus(monkeypatch, capability, expected, old_torch):
 
 # --- run.py --resume ------------------------------------------------------------------------------------------
 
-def pretrain_args(path, *extra):
+def pretrain_args(path, *extra, params="v.params"):
     return ["--function", "pretrain", "--variant", "vanilla", "--pretrain_corpus_path", str(path / "wiki.txt"),
-            "--writing_params_path", str(path / "v.params"), "--device", "cpu", "--precision", "fp32",
+            "--writing_params_path", str(path / params), "--device", "cpu", "--precision", "fp32",
             *SMALL_FLAGS, *extra]
 
 
@@ -342,7 +342,7 @@ def test_run_py_resume_finishes_the_run(world, monkeypatch):
     import run
 
     path, _ = world
-    run.main(pretrain_args(path, "--writing_params_path", str(path / "whole.params")))
+    run.main(pretrain_args(path, params="whole.params"))
     assert not (path / "whole.params.ckpt").exists()  # removed once the params are saved
     assert len(read_log(path / "whole.params.log.csv")) == 2 * 3  # 41 lines, batches of 16
 
