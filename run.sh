@@ -32,7 +32,11 @@ usage() {
 
 need_data() {  # need_data FILE...: every data file must exist
   for f in "$@"; do
-    if [[ ! -f "$f" ]]; then
+    if [[ ! -f "$f" && -n "${DATA_DIR:-}" ]]; then
+      echo "error: data file $f is missing: DATA_DIR=$DATA_DIR (from $PWD) has no $(basename "$f"); point DATA_DIR" \
+           "at a folder that has it, or unset it to read src/data/" >&2
+      exit 1
+    elif [[ ! -f "$f" ]]; then
       echo "error: data file $f is missing; restore it in src/data/ or point DATA_DIR at a folder that has it" >&2
       exit 1
     fi
@@ -87,7 +91,9 @@ if [[ "${1:-}" == compile || "${1:-}" == no-compile ]]; then
   esac
 fi
 EXTRA=("$@")
-mkdir -p "$OUT"
+case "$TARGET" in  # the targets that write into OUT_DIR make it; collect_submission only reads it
+  vanilla_*|perceiver_*) mkdir -p "$OUT" ;;
+esac
 
 case "$TARGET" in
   vanilla_finetune_without_pretrain)

@@ -52,6 +52,10 @@ def main(argv=None):
         print(f"error: --out {out} is a directory; pass a file name such as {out / 'submission.zip'}", file=sys.stderr)
         return 2
     present, missing = deliverables(submission_dir)
+    if not present:  # a mistyped folder: never replace a zip with an empty one
+        print(f"error: {submission_dir} holds none of the {len(DELIVERABLES)} deliverables; pass the folder that "
+              "holds them (./run.sh: OUT_DIR)", file=sys.stderr)
+        return 2
     try:
         with atomic_path(out) as tmp:  # a failed run never leaves half a zip behind
             with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:

@@ -199,7 +199,9 @@ def test_run_sh_lists_targets_and_names_missing_prerequisites(tmp_path):
     r = run_sh("vanilla_eval_dev_with_pretrain", env={"OUT_DIR": str(tmp_path)})
     assert r.returncode == 1 and "run './run.sh vanilla_finetune_with_pretrain' first" in r.stderr
     r = run_sh("vanilla_pretrain", env={"OUT_DIR": str(tmp_path), "DATA_DIR": str(tmp_path)})
-    assert r.returncode == 1 and "wiki.txt is missing" in r.stderr
+    assert r.returncode == 1 and "wiki.txt is missing" in r.stderr and f"DATA_DIR={tmp_path}" in r.stderr
+    r = run_sh("vanila_pretrain", env={"OUT_DIR": str(tmp_path / "out")})
+    assert r.returncode == 2 and "unknown target" in r.stderr and not (tmp_path / "out").exists()
 
 
 TARGETS = """vanilla_finetune_without_pretrain vanilla_eval_dev_without_pretrain vanilla_eval_test_without_pretrain
@@ -310,6 +312,14 @@ def test_collect_submission_zips_the_18_files_flat(tmp_path):
         assert zf.read("perceiver.finetune.params") == b"perceiver.finetune.params"
     r = run_sh("collect_submission", "--out", str(tmp_path), env={"OUT_DIR": str(folder)})
     assert r.returncode == 2 and "is a directory" in r.stderr
+    # a mistyped OUT_DIR, or a folder without a deliverable, never replaces the zip with an empty one
+    good = out.read_bytes()
+    r = run_sh("collect_submission", "--out", str(out), env={"OUT_DIR": str(tmp_path / "submision")})
+    assert r.returncode == 2 and "is not a folder" in r.stderr and not (tmp_path / "submision").exists()
+    (tmp_path / "empty").mkdir()
+    r = run_sh("collect_submission", "--out", str(out), env={"OUT_DIR": str(tmp_path / "empty")})
+    assert r.returncode == 2 and "holds none of the 18 deliverables" in r.stderr
+    assert out.read_bytes() == good
 
 
 @pytest.mark.slow  # run.py, run.sh or the demo in processes of their own
