@@ -32,12 +32,13 @@ usage() {
 
 need_data() {  # need_data FILE...: every data file must exist
   for f in "$@"; do
-    if [[ ! -f "$f" && -n "${DATA_DIR:-}" ]]; then
-      echo "error: data file $f is missing: DATA_DIR=$DATA_DIR (from $PWD) has no $(basename "$f"); point DATA_DIR" \
-           "at a folder that has it, or unset it to read src/data/" >&2
-      exit 1
-    elif [[ ! -f "$f" ]]; then
-      echo "error: data file $f is missing; restore it in src/data/ or point DATA_DIR at a folder that has it" >&2
+    if [[ ! -f "$f" ]]; then
+      if [[ -n "${DATA_DIR:-}" ]]; then
+        echo "error: data file $f is missing: DATA_DIR=$DATA_DIR (from $PWD) has no $(basename "$f"); point" \
+             "DATA_DIR at a folder that has it, or unset it to read src/data/" >&2
+      else
+        echo "error: data file $f is missing; restore it in src/data/ or point DATA_DIR at a folder that has it" >&2
+      fi
       exit 1
     fi
   done

@@ -140,10 +140,11 @@ def require_writable(path, flag):
     p = Path(path)
     if p.is_dir():
         raise UserError(f"--{flag} {path} is a directory; pass a file name, e.g. {p / 'out'}")
-    if not p.resolve().parent.is_dir():
-        raise UserError(f"--{flag} {path}: the folder {p.resolve().parent} does not exist; create it first")
-    if not os.access(p.resolve().parent, os.W_OK):  # a read-only mount, or another user's folder
-        raise UserError(f"--{flag} {path}: the folder {p.resolve().parent} is not writable; write somewhere else "
+    folder = p.resolve().parent
+    if not folder.is_dir():
+        raise UserError(f"--{flag} {path}: the folder {folder} does not exist; create it first")
+    if not os.access(folder, os.W_OK):  # a read-only mount, or another user's folder
+        raise UserError(f"--{flag} {path}: the folder {folder} is not writable; write somewhere else "
                         "(./run.sh: set OUT_DIR)")
 
 
