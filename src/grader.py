@@ -214,23 +214,17 @@ def test_1e_0(ctx):
 
 
 E1_LINES = random_lines(3, [5, 9, 17, 40, 64, 90, 111, 113, 150, 300, 500])
-E1_WHOLE = random_lines(4, [40])[0]  # a line that draws keep whole with block size 128
 
 
-@grader_test("1e-1-basic", "rearrangement prefix+MASK+suffix+MASK+masked(+MASK) rebuilds the line's start; the "
-             "masked span's start varies", timeout=60,  # a correct reading needs ~37,000 draws: 6-16 s measured
-             course_id="1e-1-basic",
-             check=partial(check_rearrangement, lines=E1_LINES, draws=1100, whole_line=E1_WHOLE))
+@grader_test("1e-1-basic", "rearrangement prefix+MASK+suffix+MASK+masked(+MASK) rebuilds the line's start",
+             timeout=20, course_id="1e-1-basic", check=partial(check_rearrangement, lines=E1_LINES, draws=1100))
 def test_1e_1(ctx):
-    """x reads prefix ⁇ suffix ⁇ masked ⁇ then PADs, prefix + masked + suffix is the line's beginning (short
-    lines too), and where the masked span starts is random."""
+    """x reads prefix ⁇ suffix ⁇ masked ⁇ then PADs, and prefix + masked + suffix is the line's beginning (short
+    lines too).  Where the masked span starts is the student's choice: the course's spec lists what full credit
+    needs, and a random start is not on that list (a random length is, see 1e-3)."""
     ds = corruption_dataset(ctx, E1_LINES, 128)
     seed_everything(12)
-    samples = observe_examples(ctx, ds, [k % len(E1_LINES) for k in range(1100)])
-    # where the masked span starts must vary (draws that keep a line of 40 characters whole, see above)
-    ds = corruption_dataset(ctx, [E1_WHOLE], 128)
-    seed_everything(13)
-    ctx.report({"samples": samples, "whole": observe_whole_line(ctx, ds, E1_WHOLE)})
+    ctx.report(observe_examples(ctx, ds, [k % len(E1_LINES) for k in range(1100)]))
 
 
 @grader_test("1e-5-basic", "padding: PAD_CHARs only at the end, up to block_size", timeout=20,
@@ -257,7 +251,7 @@ def test_1e_2(ctx):
 
 
 @grader_test("1e-3-basic", "masked span: about 1/4 of the truncated length on average, random at every truncated "
-             "length, sometimes shorter and sometimes longer than 1/4", timeout=60,  # as 1e-1: up to ~37,000 draws
+             "length, sometimes shorter and sometimes longer than 1/4", timeout=60,  # a correct reading needs up to ~37,000 draws: 6-16 s measured
              course_id="1e-3-basic", check=partial(check_masked_lengths, line=random_lines(7, [600])[0],
                                                    whole_line=random_lines(8, [40])[0], draws=4000))
 def test_1e_3(ctx):

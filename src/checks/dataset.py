@@ -25,20 +25,18 @@ PAD, MASK = course.PAD_CHAR, course.MASK_CHAR
 #   N=4000 draws is more than t away from its expectation with probability <= 2*exp(-2*N*t*t).  Plausible
 #   implementations (uniform 1..n/2, 0..n/2, n/8..3n/8, Gaussian around n/4, ...) have expectations in
 #   [0.23, 0.27] (block size 128), so the window [0.15, 0.35] leaves t >= 0.08: probability 2*exp(-51).
-# - "varies": the tests draw until 1000 examples keep a line of 40 characters whole (n=40), up to 50,000
-#   draws.  With block size 128 a draw keeps it whole with probability >= 57/93 when the length is drawn from
-#   4..L, and >= 1/37 when it is drawn from 4..min(len(line), L) (a reading real students take): 50,000 draws
-#   then give fewer than 1000 with probability < 1e-20 (mean 1351, Chernoff).  If no single masked start has
-#   probability above 98% at n=40 -- what "random, and it varies" means -- all of 1000 draws agree with
-#   probability <= 0.98**1000 = 2e-9.
-# - "more or less than 1/4" (1e-5): at n=40 the spec wants a masked length that can fall on either side of
+# - the whole line (1e-3): the test draws until 1000 examples keep a line of 40 characters whole (n=40), up to
+#   50,000 draws.  With block size 128 a draw keeps it whole with probability >= 57/93 when the length is drawn
+#   from 4..L, and >= 1/37 when it is drawn from 4..min(len(line), L) (a reading real students take): 50,000
+#   draws then give fewer than 1000 with probability < 1e-20 (mean 1351, Chernoff).
+# - "more or less than 1/4" (1e-3): at n=40 the spec wants a masked length that can fall on either side of
 #   10.  Plausible correct draws give each side probability >= 0.15: uniform on 1..20 (P(>10) = 0.5, P(<10) =
 #   0.45), 0..20, 5..15 (5/11 each), 1..2n/4-1, round(gauss(n/4, sd)) for sd >= 1 (>= 0.16 each), n/4 times
 #   uniform(0.5, 1.5).  Even at 2% a side, 1000 draws miss a side with probability <= 2 * 0.98**1000 = 4e-9.
 #   Draws that never exceed 1/4 (min(randint(1, n), n // 4); int(gauss(n/4, 0.1)), which gives 9 or 10)
 #   fail, as they should.  Over the 4000 examples of a long line (all truncated lengths) each side must
 #   reach 5 %: with each side's probability >= 0.15, Hoeffding gives <= 2*exp(-2*4000*0.1**2) = 4e-35.
-# - "random at every truncated length" (1e-5): of the truncated lengths n >= 16 seen >= 20 times among those
+# - "random at every truncated length" (1e-3): of the truncated lengths n >= 16 seen >= 20 times among those
 #   4000 examples, at most half may show a single masked length.  Plausible correct draws give no length a
 #   probability above 1/2 at n >= 16 (round(gauss(n/4, 1)): 0.38), so one group agrees with probability
 #   <= 0.5**19 = 2e-6, and half of the >= 30 groups with far less.  A masked length fixed by n (n // 4 on
@@ -248,19 +246,14 @@ def check_truncation(ctx, report, draws_by_block):
                        + (one_off if missing in ([4], [top]) else ""))
 
 
-def check_rearrangement(ctx, report, lines, draws, whole_line):
+def check_rearrangement(ctx, report, lines, draws):
     """1e-1: each of `draws` examples (line k % len(lines)) reads prefix MASK suffix MASK masked (MASK) then
-    PADs, and prefix + masked + suffix is the line's beginning; on the draws that keep `whole_line` whole the
-    masked span does not always start at the same place."""
-    seen = Examples((report or {}).get("samples"), 128)
+    PADs, and prefix + masked + suffix is the line's beginning."""
+    seen = Examples(report, 128)
     if seen.idx != [k % len(lines) for k in range(draws)]:
         raise _no_examples()
     for k, idx in enumerate(seen.idx):
         seen.parts(k, lines[idx])
-    starts = {len(p) for p, m, s in whole_parts(report.get("whole"), whole_line)}
-    if len(starts) < 2:
-        raise Fail("CharCorruptionDataset.__getitem__: the masked span always starts at the same place; its start "
-                   "must be random")
 
 
 def check_padding(ctx, report, blocks, draws):

@@ -72,7 +72,7 @@ class CharCorruptionDataset(Dataset):
            n stays whole.
         2. Split the truncated text into three consecutive pieces, prefix, masked_content and suffix.
            The length of masked_content is random and varies between examples, 1/4 of the truncated
-           length on average; where the span starts is random too (prefix or suffix may be empty).
+           length on average; where it starts is up to you (random is usual; prefix or suffix may be empty).
         3. Rearrange:  masked_string = prefix + MASK_CHAR + suffix + MASK_CHAR + masked_content + MASK_CHAR,
            then append PAD_CHAR until masked_string has exactly block_size characters.
         4. x is masked_string without its last character and y without its first, so y[i] is the
