@@ -194,22 +194,27 @@ def test_1e_4(ctx):
 
 
 E0_DRAWS = {128: 4000, 50: 2000}  # block size: examples of a line of 600 characters
+E0_WHOLE = random_lines(10, [40])[0]  # a line shorter than most drawn lengths
 
 
 @grader_test("1e-0-basic", "truncation: length drawn from 4..int(block_size*3/4) (up to 7/8 accepted), covering "
-             "the whole range", timeout=20, course_id="1e-0-basic",
-             check=partial(check_truncation, draws_by_block=E0_DRAWS))
+             "the whole range; a short line can stay whole", timeout=20, course_id="1e-0-basic",
+             check=partial(check_truncation, draws_by_block=E0_DRAWS, whole_line=E0_WHOLE, whole_draws=2000))
 def test_1e_0(ctx):
     """A long line is cut to a random length: every length of 4..int(block_size*3/4) occurs, none is below 4
     or above int(block_size*7/8) (the older variant's bound, which the course also accepts).  Block size 50 is the
-    course's grader's: no multiple of 4, so a bound written as a float (37.5) cannot be drawn.  False failures: see
-    checks/dataset.py."""
+    course's grader's: no multiple of 4, so a bound written as a float (37.5) cannot be drawn.  A line of 40
+    characters has the length 40 among those that may be drawn: some examples keep it whole.  False failures:
+    see checks/dataset.py."""
     line = random_lines(2, [600])
     reports = {}
     for block, draws in E0_DRAWS.items():
         ds = corruption_dataset(ctx, line, block)
         seed_everything(11)
         reports[block] = observe_examples(ctx, ds, [0] * draws)
+    ds = corruption_dataset(ctx, [E0_WHOLE], 128)
+    seed_everything(18)
+    reports["whole"] = observe_examples(ctx, ds, [0] * 2000)
     ctx.report(reports)
 
 
@@ -251,7 +256,7 @@ def test_1e_2(ctx):
 
 
 @grader_test("1e-3-basic", "masked span: about 1/4 of the truncated length on average, random at every truncated "
-             "length, sometimes shorter and sometimes longer than 1/4", timeout=60,  # a correct reading needs up to ~37,000 draws: 6-16 s measured
+             "length, sometimes shorter and sometimes longer than 1/4", timeout=60,  # up to ~37,000 draws: 6-16 s
              course_id="1e-3-basic", check=partial(check_masked_lengths, line=random_lines(7, [600])[0],
                                                    whole_line=random_lines(8, [40])[0], draws=4000))
 def test_1e_3(ctx):
