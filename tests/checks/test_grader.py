@@ -318,6 +318,9 @@ DATASET_BUGS = {
     "a short line never kept whole": (
         dict(truncate="random.randint(4, max(4, min(len(self.data[idx]) - 1, int(self.block_size * 3 / 4))))"),
         ["1e-0-basic"]),
+    # a real student's floor of 6, which cannot be drawn from a line of 5 characters: 1e-0's part alone
+    "truncation drawn from 6 up": (
+        dict(truncate="random.randint(6, min(len(self.data[idx]), int(self.block_size * 3 / 4)))"), ["1e-0-basic"]),
     # fixed by the drawn length, which only looks random on lines shorter than the draw
     "masked length a quarter of the drawn length": (
         dict(truncate="(drawn := random.randint(4, int(self.block_size * 3 / 4)))", masked_len="min(n, max(1, drawn // 4))"),
