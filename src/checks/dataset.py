@@ -3,9 +3,11 @@
 grader.py's part (e) tests lean on this.  Beside the student's code, a test only draws examples from the
 student's dataset and reports them as data (observe_examples, observe_whole_line); the judge decodes them
 (Examples, whole_parts) and checks them (the check_* functions, one a test, given the numbers the test drew
-with).  Where a draw cannot even be turned into data (not a pair of LongTensors, a length the model cannot take)
-the student's side fails it at once: failing early can only cost the student, never earn a point.  Below, the
-bounds on a false failure of each number the part (e) checks decide on.
+with).  Where a draw cannot even be read as text (not a pair of integer tensors of the vocabulary's ids, of one
+length up to twice block_size) the student's side fails it at once: failing early can only cost the student, never
+earn a point.  Whether they are LongTensors of the length the model takes is 1e-4's question, and whether the
+padding fills them 1e-5's: a wrong length or dtype loses those parts, not every part.  Below, the bounds on a false
+failure of each number the part (e) checks decide on.
 """
 
 from kit import course
@@ -68,9 +70,10 @@ def corruption_dataset(ctx, lines, block_size):
 
 
 def _example(ctx, ds, idx):
-    """ds[idx] as two lists of ids, after checking it is a pair of LongTensors of one length: block_size - 1
-    (the padded string of block_size characters, shifted) or block_size (one sentence of the course's spec gives
-    block_size as their length; the GPT takes both).  Longer ones do not fit the model."""
+    """ds[idx] as (x's ids, y's ids, x's dtype, y's dtype), after checking it can be read as text: a pair of 1-D
+    integer tensors of one length, at most twice block_size, of the vocabulary's ids.  The lengths the model takes
+    (block_size - 1, the padded string of block_size characters shifted, or block_size: one sentence of the
+    course's spec gives block_size as their length) and torch.long are checked by 1e-4 and 1e-5, not here."""
     import torch
 
     item = call(f"CharCorruptionDataset.__getitem__({idx})", ctx.submission_dir, ds.__getitem__, idx)
@@ -79,22 +82,28 @@ def _example(ctx, ds, idx):
     x, y = item
     if x is None or y is None:
         raise Fail("CharCorruptionDataset.__getitem__ returned None for x or y: its part (e) code is missing")
-    lengths = (ds.block_size - 1, ds.block_size)
+    block = int(ds.block_size)
     for name, t in (("x", x), ("y", y)):
         if not torch.is_tensor(t):
             raise Fail(f"CharCorruptionDataset.__getitem__: {name} is a {type(t).__name__}, not a torch tensor")
-        if t.dtype != torch.long:
+        if t.dtype not in _integer_dtypes():
             raise Fail(f"CharCorruptionDataset.__getitem__: {name} has dtype {t.dtype}, not torch.long")
-        if t.dim() != 1 or t.numel() not in lengths:
+        if t.dim() != 1 or not 0 < t.numel() <= 2 * block:
             raise Fail(f"CharCorruptionDataset.__getitem__: {name} has shape {tuple(t.shape)}; block_size is "
-                       f"{ds.block_size}, so it must have shape ({lengths[0]},) (the padded string of block_size "
-                       f"characters, shifted by one) or ({lengths[1]},)")
+                       f"{block}, so it must have shape ({block - 1},) (the padded string of block_size "
+                       f"characters, shifted by one) or ({block},)")
         if int(t.min()) < 0 or int(t.max()) >= int(ds.vocab_size):
             raise Fail(f"CharCorruptionDataset.__getitem__: {name} holds ids outside the vocabulary")
     if x.numel() != y.numel():
         raise Fail(f"CharCorruptionDataset.__getitem__: x has {x.numel()} ids and y {y.numel()}; they must have "
                    "the same length (y is x shifted by one)")
-    return x.tolist(), y.tolist()
+    return x.tolist(), y.tolist(), str(x.dtype), str(y.dtype)
+
+
+def _integer_dtypes():
+    import torch
+
+    return (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
 def _vocabulary(ds):
@@ -105,21 +114,26 @@ def _vocabulary(ds):
 
 
 def _pack(rows):
+    """Rows of ids as one tensor, each padded with 0 to the longest (the report's `lengths` say where each ends)."""
     import torch
 
     if not rows:
         return torch.zeros((0, 0), dtype=torch.uint8)
-    if len({len(r) for r in rows}) > 1:
-        raise Fail("CharCorruptionDataset.__getitem__: its examples have different lengths; every one must be "
-                   "as long as the padded string of block_size characters, shifted by one (or block_size)")
+    width = max(len(r) for r in rows)
     small = all(max(r, default=0) < 256 for r in rows)  # not a bar: ids, to pick a dtype
-    return torch.tensor(rows, dtype=torch.uint8 if small else torch.long)
+    return torch.tensor([list(r) + [0] * (width - len(r)) for r in rows], dtype=torch.uint8 if small else torch.long)
+
+
+def _observed(vocab, idxs, examples, **extra):
+    """The report of `examples` (_example's tuples) of lines `idxs`: what the judge's Examples reads."""
+    return dict(vocab, idx=list(idxs), x=_pack([e[0] for e in examples]), y=_pack([e[1] for e in examples]),
+                lengths=[len(e[0]) for e in examples], dtypes=sorted({d for e in examples for d in e[2:]}), **extra)
 
 
 def observe_examples(ctx, ds, idxs):
     """Beside the student's code: ds[idx] for each idx in turn, as data for the judge."""
-    xs, ys = zip(*(_example(ctx, ds, idx) for idx in idxs))
-    return dict(_vocabulary(ds), idx=list(idxs), x=_pack(xs), y=_pack(ys))
+    idxs = list(idxs)
+    return _observed(_vocabulary(ds), idxs, [_example(ctx, ds, idx) for idx in idxs])
 
 
 def observe_whole_line(ctx, ds, line, want=1000, cap=50000):
@@ -129,14 +143,13 @@ def observe_whole_line(ctx, ds, line, want=1000, cap=50000):
     vocab = _vocabulary(ds)
     kept, draws = [], 0
     for draws in range(1, cap + 1):
-        x, y = _example(ctx, ds, 0)
-        p, m, s = _split("".join(vocab["itos"][i] for i in x), vocab["pad"], vocab["mask"], line)
+        example = _example(ctx, ds, 0)
+        p, m, s = _split("".join(vocab["itos"][i] for i in example[0]), vocab["pad"], vocab["mask"], line)
         if len(p + m + s) == len(line):
-            kept.append((x, y))
+            kept.append(example)
             if len(kept) >= int(want):
                 break
-    xs, ys = zip(*kept) if kept else ((), ())
-    return dict(vocab, idx=[0] * len(kept), x=_pack(list(xs)), y=_pack(list(ys)), draws=draws)
+    return _observed(vocab, [0] * len(kept), kept, draws=draws)
 
 
 def _split(s, pad, mask, line):
@@ -159,7 +172,7 @@ def _split(s, pad, mask, line):
 
 class Examples:
     """In the judge: the examples a student's worker reported for one dataset of block size `block`, checked
-    to be data the dataset could have given (the shapes and ids _example demands), then read as text."""
+    to be data the dataset could have given (what _example demands), then read as text."""
 
     def __init__(self, report, block):
         import torch
@@ -169,16 +182,20 @@ class Examples:
         self.itos, self.pad, self.mask = report["itos"], report["pad"], report["mask"]
         self.pad_id, self.mask_id = report.get("pad_id"), report.get("mask_id")
         self.idx, self.draws = report["idx"], report.get("draws")
+        self.lengths, self.dtypes = report.get("lengths"), report.get("dtypes")
         x, y = report["x"], report["y"]
         if (not isinstance(self.itos, list) or not all(isinstance(c, str) for c in self.itos)
                 or not isinstance(self.pad, str) or not isinstance(self.mask, str)
                 or not isinstance(self.idx, list) or not torch.is_tensor(x) or not torch.is_tensor(y)
-                or x.shape != y.shape or x.dim() != 2 or x.size(0) != len(self.idx)):
+                or x.shape != y.shape or x.dim() != 2 or x.size(0) != len(self.idx)
+                or not isinstance(self.lengths, list) or len(self.lengths) != x.size(0)
+                or not all(type(n) is int and 0 < n <= x.size(1) for n in self.lengths)
+                or not isinstance(self.dtypes, list) or not all(isinstance(d, str) for d in self.dtypes)):
             raise Fail("the test's report of the dataset's examples is malformed")
-        if x.numel() and (x.size(1) not in (block - 1, block) or int(x.max()) >= len(self.itos)
-                          or int(y.max()) >= len(self.itos)):
+        if x.numel() and (x.size(1) > 2 * block or int(x.max()) >= len(self.itos) or int(y.max()) >= len(self.itos)):
             raise Fail(f"CharCorruptionDataset.__getitem__: examples of {x.size(1)} ids with block_size {block}")
-        self.x, self.y = x.long().tolist(), y.long().tolist()
+        self.x = [row[:n] for row, n in zip(x.long().tolist(), self.lengths)]
+        self.y = [row[:n] for row, n in zip(y.long().tolist(), self.lengths)]
 
     def __len__(self):
         return len(self.x)
@@ -208,9 +225,21 @@ def _no_examples():
     return Fail("the test reported no examples of the dataset to check")
 
 
+def _shape_problem(seen, block):
+    """Why the examples are not LongTensors of one length the model takes (block - 1 or block), or None."""
+    if seen.dtypes != ["torch.int64"]:
+        return f"x and y have dtype {', '.join(seen.dtypes)}; they must be LongTensors (torch.long)"
+    lengths = sorted(set(seen.lengths))
+    if len(lengths) > 1 or lengths[0] not in (block - 1, block):
+        return (f"x and y have {' or '.join(map(str, lengths[:4]))} ids with block_size {block}; they must have "
+                f"{block - 1} (the padded string of block_size characters, shifted by one) or {block}, every one "
+                "the same")
+    return None
+
+
 def check_vocabulary(ctx, report, block, lines):
-    """1e-4: PAD_CHAR id 0, MASK_CHAR id 1, then the distinct characters of `lines`, sorted; one example a line
-    (Examples has checked each is a pair of LongTensors of length block - 1 or block)."""
+    """1e-4: PAD_CHAR id 0, MASK_CHAR id 1, then the distinct characters of `lines`, sorted; one example a line,
+    each a pair of LongTensors of length block - 1 or block."""
     seen = Examples(report, block)
     if (seen.pad, seen.mask) != (PAD, MASK):
         raise Fail("PAD_CHAR must be '\\u25A1' and MASK_CHAR '\\u2047'")
@@ -220,6 +249,9 @@ def check_vocabulary(ctx, report, block, lines):
         raise Fail("the vocabulary must list the corpus's distinct characters, sorted, from id 2 on")
     if len(seen) != len(lines):
         raise _no_examples()
+    problem = _shape_problem(seen, block)
+    if problem:
+        raise Fail(f"CharCorruptionDataset.__getitem__: {problem}")
 
 
 def check_truncation(ctx, report, draws_by_block, whole_line, whole_draws):
@@ -244,7 +276,8 @@ def check_truncation(ctx, report, draws_by_block, whole_line, whole_draws):
         missing = sorted(set(range(4, top + 1)) - lengths)
         if missing:
             raise Fail(f"with block_size {block}, {draws} examples of a long line never had a truncated length of "
-                       f"{missing[:8]}{'...' if len(missing) > 8 else ''}: draw it uniformly from 4..{top}."
+                       f"{missing[:8]}{'...' if len(missing) > 8 else ''}: draw it uniformly from 4..{top}, both "
+                       "ends included."
                        + (one_off if missing in ([4], [top]) else ""))
     seen = Examples((report or {}).get("whole"), 128)
     if seen.idx != [0] * whole_draws:
@@ -272,6 +305,11 @@ def check_padding(ctx, report, blocks, draws):
         seen = Examples((report or {}).get(block), block)
         if len(seen) != draws:
             raise _no_examples()
+        lengths = sorted(set(seen.lengths))
+        if len(lengths) > 1 or lengths[0] not in (block - 1, block):
+            raise Fail(f"CharCorruptionDataset.__getitem__: with block_size {block} x and y have "
+                       f"{' or '.join(map(str, lengths[:4]))} ids; PAD_CHARs must fill the string up to block_size "
+                       f"characters, so that x and y have {block - 1} ids (or {block}, every one the same)")
         for x, y in zip(seen.x, seen.y):
             s = seen.text(x + y[-1:])
             body = s.rstrip(seen.pad)
@@ -337,7 +375,7 @@ def check_masked_lengths(ctx, report, line, whole_line, draws):
         raise Fail("CharCorruptionDataset.__getitem__: at truncated lengths such as "
                    f"{fixed[:6]} the masked content always had the same length; it must be drawn at random")
     whole = report.get("whole")
-    if isinstance(whole, dict) and whole.get("idx") == []:
+    if isinstance(whole, dict) and isinstance(whole.get("idx"), list) and not whole["idx"]:
         return  # no draw kept the line whole: a truncation that never does so loses 1e-0, not this part
     lengths = sorted({len(m) for p, m, s in whole_parts(whole, whole_line)})
     if not lengths or lengths[0] >= 10 or lengths[-1] <= 10:
