@@ -306,6 +306,10 @@ DATASET_BUGS = {
     "x and y of length block_size + 1": (dict(pad_to="self.block_size + 2"), ["1e-4-basic", "1e-5-basic"]),
     "x and y of length block_size - 2": (dict(pad_to="self.block_size - 1"), ["1e-4-basic", "1e-5-basic"]),
     "x and y as int32 tensors": (dict(dtype="torch.int32"), ["1e-4-basic"]),
+    # a real student's padding counted from the whole line, not the truncated one: long lines get none
+    "padding counted from the untruncated line": (dict(pad_to="self.block_size - len(self.data[idx]) + n"),
+                                                  ["1e-4-basic", "1e-5-basic"]),
+    "y ends with x's first character, not a PAD_CHAR": (dict(xy="s[:-1], s[1:-1] + s[0]"), ["1e-2-basic"]),
     "masked length never varies": (dict(masked_len="max(1, n // 4)"), ["1e-3-basic"]),
     # real students' draws whose masked length is never above 1/4 of the truncated length
     "masked length capped at 1/4": (dict(masked_len="min(random.randint(1, n), n // 4)"), ["1e-3-basic"]),
