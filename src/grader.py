@@ -225,8 +225,8 @@ E1_LINES = random_lines(3, [9, 17, 40, 64, 90, 111, 113, 150, 300, 500])
              timeout=20, course_id="1e-1-basic", check=partial(check_rearrangement, lines=E1_LINES, draws=1100))
 def test_1e_1(ctx):
     """x reads prefix ⁇ suffix ⁇ masked ⁇ then PADs, and prefix + masked + suffix is the line's beginning (short
-    lines too; the shortest has 9 characters, more than the course's grader's 7, so that a truncation drawn from
-    too high a floor, which 1e-0 fails, is not charged here again).  Where the masked span starts is the student's
+    lines too; the shortest has 9 characters, more than the course's grader's 7, so that a real student's
+    truncation floor of 6, which 1e-0 fails, is not charged here again).  Where the masked span starts is the student's
     choice: the course's spec lists what full credit needs, and a random start is not on that list (a random
     length is, see 1e-3)."""
     ds = corruption_dataset(ctx, E1_LINES, 128)

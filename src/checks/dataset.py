@@ -3,8 +3,8 @@
 grader.py's part (e) tests lean on this.  Beside the student's code, a test only draws examples from the
 student's dataset and reports them as data (observe_examples, observe_whole_line); the judge decodes them
 (Examples, whole_parts) and checks them (the check_* functions, one a test, given the numbers the test drew
-with).  Where a draw cannot even be read as text (not a pair of integer tensors of the vocabulary's ids, of one
-length up to twice block_size) the student's side fails it at once: failing early can only cost the student, never
+with).  Where a draw cannot even be read as text (not a pair of tensors of the vocabulary's ids, whole numbers,
+of one length up to LONGEST) the student's side fails it at once: failing early can only cost the student, never
 earn a point.  Whether they are LongTensors of the length the model takes is 1e-4's question, and whether the
 padding fills them 1e-5's: a wrong length or dtype loses those parts, not every part.  Below, the bounds on a false
 failure of each number the part (e) checks decide on.
@@ -15,6 +15,9 @@ from checks.bars import at_least, within
 from graderUtil import Fail, call
 
 PAD, MASK = course.PAD_CHAR, course.MASK_CHAR
+# the longest example read as text: the tests' longest line (600 characters) left whole, with its MASK_CHARs and
+# padding, fits; a truncation that is never applied then loses 1e-0 (and the shape's and padding's parts) alone
+LONGEST = 1024
 
 # False failures.  Every sampling test of grader.py seeds random, NumPy and torch alike first, so a given
 # implementation always gets the same verdict.  The thresholds also hold without the seed, for any
@@ -71,9 +74,10 @@ def corruption_dataset(ctx, lines, block_size):
 
 def _example(ctx, ds, idx):
     """ds[idx] as (x's ids, y's ids, x's dtype, y's dtype), after checking it can be read as text: a pair of 1-D
-    integer tensors of one length, at most twice block_size, of the vocabulary's ids.  The lengths the model takes
-    (block_size - 1, the padded string of block_size characters shifted, or block_size: one sentence of the
-    course's spec gives block_size as their length) and torch.long are checked by 1e-4 and 1e-5, not here."""
+    tensors of one length, at most LONGEST, of the vocabulary's ids (whole numbers: a float tensor of ids is read
+    too).  The lengths the model takes (block_size - 1, the padded string of block_size characters shifted, or
+    block_size: one sentence of the course's spec gives block_size as their length) and torch.long are checked by
+    1e-4 and 1e-5, not here."""
     import torch
 
     item = call(f"CharCorruptionDataset.__getitem__({idx})", ctx.submission_dir, ds.__getitem__, idx)
@@ -86,9 +90,10 @@ def _example(ctx, ds, idx):
     for name, t in (("x", x), ("y", y)):
         if not torch.is_tensor(t):
             raise Fail(f"CharCorruptionDataset.__getitem__: {name} is a {type(t).__name__}, not a torch tensor")
-        if t.dtype not in _integer_dtypes():
+        if not (t.dtype in _integer_dtypes() or t.dtype.is_floating_point and bool(torch.isfinite(t).all())
+                and torch.equal(t, t.round())):
             raise Fail(f"CharCorruptionDataset.__getitem__: {name} has dtype {t.dtype}, not torch.long")
-        if t.dim() != 1 or not 0 < t.numel() <= 2 * block:
+        if t.dim() != 1 or not 0 < t.numel() <= LONGEST:
             raise Fail(f"CharCorruptionDataset.__getitem__: {name} has shape {tuple(t.shape)}; block_size is "
                        f"{block}, so it must have shape ({block - 1},) (the padded string of block_size "
                        f"characters, shifted by one) or ({block},)")
@@ -97,7 +102,7 @@ def _example(ctx, ds, idx):
     if x.numel() != y.numel():
         raise Fail(f"CharCorruptionDataset.__getitem__: x has {x.numel()} ids and y {y.numel()}; they must have "
                    "the same length (y is x shifted by one)")
-    return x.tolist(), y.tolist(), str(x.dtype), str(y.dtype)
+    return x.long().tolist(), y.long().tolist(), str(x.dtype), str(y.dtype)
 
 
 def _integer_dtypes():
@@ -124,10 +129,10 @@ def _pack(rows):
     return torch.tensor([list(r) + [0] * (width - len(r)) for r in rows], dtype=torch.uint8 if small else torch.long)
 
 
-def _observed(vocab, idxs, examples, **extra):
+def _observed(vocab, idxs, examples):
     """The report of `examples` (_example's tuples) of lines `idxs`: what the judge's Examples reads."""
     return dict(vocab, idx=list(idxs), x=_pack([e[0] for e in examples]), y=_pack([e[1] for e in examples]),
-                lengths=[len(e[0]) for e in examples], dtypes=sorted({d for e in examples for d in e[2:]}), **extra)
+                lengths=[len(e[0]) for e in examples], dtypes=sorted({d for e in examples for d in e[2:]}))
 
 
 def observe_examples(ctx, ds, idxs):
@@ -141,15 +146,15 @@ def observe_whole_line(ctx, ds, line, want=1000, cap=50000):
     least `want` of them, drawing up to `cap` times (a truncation drawn from 4..min(len(line), L) keeps a line of
     40 characters whole in only 1 of 37 draws).  The filter is the judge's own parse; the judge parses again."""
     vocab = _vocabulary(ds)
-    kept, draws = [], 0
-    for draws in range(1, cap + 1):
+    kept = []
+    for _ in range(cap):
         example = _example(ctx, ds, 0)
         p, m, s = _split("".join(vocab["itos"][i] for i in example[0]), vocab["pad"], vocab["mask"], line)
         if len(p + m + s) == len(line):
             kept.append(example)
             if len(kept) >= int(want):
                 break
-    return _observed(vocab, [0] * len(kept), kept, draws=draws)
+    return _observed(vocab, [0] * len(kept), kept)
 
 
 def _split(s, pad, mask, line):
@@ -171,29 +176,32 @@ def _split(s, pad, mask, line):
 
 
 class Examples:
-    """In the judge: the examples a student's worker reported for one dataset of block size `block`, checked
-    to be data the dataset could have given (what _example demands), then read as text."""
+    """In the judge: the examples a student's worker reported for one dataset, checked to be data the dataset
+    could have given (what _example demands), then read as text."""
 
-    def __init__(self, report, block):
+    def __init__(self, report):
         import torch
 
         if not isinstance(report, dict) or not all(k in report for k in ("itos", "pad", "mask", "x", "y", "idx")):
             raise Fail("the test reported no examples of the dataset to check")
         self.itos, self.pad, self.mask = report["itos"], report["pad"], report["mask"]
         self.pad_id, self.mask_id = report.get("pad_id"), report.get("mask_id")
-        self.idx, self.draws = report["idx"], report.get("draws")
+        self.idx = report["idx"]
         self.lengths, self.dtypes = report.get("lengths"), report.get("dtypes")
         x, y = report["x"], report["y"]
+        # a report comes from the student's process: each field is checked before anything reads it
         if (not isinstance(self.itos, list) or not all(isinstance(c, str) for c in self.itos)
                 or not isinstance(self.pad, str) or not isinstance(self.mask, str)
+                or len(self.pad) != 1 or len(self.mask) != 1 or self.pad == self.mask
                 or not isinstance(self.idx, list) or not torch.is_tensor(x) or not torch.is_tensor(y)
-                or x.shape != y.shape or x.dim() != 2 or x.size(0) != len(self.idx)
+                or x.dtype not in (torch.uint8, torch.int64) or y.dtype != x.dtype
+                or x.shape != y.shape or x.dim() != 2 or x.size(0) != len(self.idx) or x.size(1) > LONGEST
                 or not isinstance(self.lengths, list) or len(self.lengths) != x.size(0)
                 or not all(type(n) is int and 0 < n <= x.size(1) for n in self.lengths)
                 or not isinstance(self.dtypes, list) or not all(isinstance(d, str) for d in self.dtypes)):
             raise Fail("the test's report of the dataset's examples is malformed")
-        if x.numel() and (x.size(1) > 2 * block or int(x.max()) >= len(self.itos) or int(y.max()) >= len(self.itos)):
-            raise Fail(f"CharCorruptionDataset.__getitem__: examples of {x.size(1)} ids with block_size {block}")
+        if x.numel() and (int(min(x.min(), y.min())) < 0 or int(max(x.max(), y.max())) >= len(self.itos)):
+            raise Fail("the test's report of the dataset's examples is malformed")
         self.x = [row[:n] for row, n in zip(x.long().tolist(), self.lengths)]
         self.y = [row[:n] for row, n in zip(y.long().tolist(), self.lengths)]
 
@@ -208,13 +216,12 @@ class Examples:
 
 
 def whole_parts(report, line):
-    """The judge's (prefix, masked, suffix) of the reported draws that kept `line` whole."""
-    seen = Examples(report, 128)
+    """The judge's (prefix, masked, suffix) of the reported draws that kept `line` whole: none, where the
+    truncation never keeps it whole (1e-0's to fail)."""
+    seen = Examples(report)
     found = [seen.parts(k, line) for k in range(len(seen))]
-    if not found or any(len(p + m + s) != len(line) for p, m, s in found):
-        raise Fail(f"CharCorruptionDataset.__getitem__: {seen.draws or 0:,} examples of a line of {len(line)} "
-                   "characters never kept it whole; with block_size 128 its truncated length may be anything from "
-                   "4 up to its own length, the line's length included")
+    if any(len(p + m + s) != len(line) for p, m, s in found):
+        raise Fail("the test's report of the dataset's examples is malformed")
     return found
 
 
@@ -225,22 +232,21 @@ def _no_examples():
     return Fail("the test reported no examples of the dataset to check")
 
 
-def _shape_problem(seen, block):
-    """Why the examples are not LongTensors of one length the model takes (block - 1 or block), or None."""
-    if seen.dtypes != ["torch.int64"]:
-        return f"x and y have dtype {', '.join(seen.dtypes)}; they must be LongTensors (torch.long)"
+def _length_problem(seen, block):
+    """Why the examples are not all of one length the model takes (block - 1 or block), or None."""
     lengths = sorted(set(seen.lengths))
-    if len(lengths) > 1 or lengths[0] not in (block - 1, block):
-        return (f"x and y have {' or '.join(map(str, lengths[:4]))} ids with block_size {block}; they must have "
-                f"{block - 1} (the padded string of block_size characters, shifted by one) or {block}, every one "
-                "the same")
-    return None
+    if len(lengths) == 1 and lengths[0] in (block - 1, block):
+        return None
+    had = f"{lengths[0]}" if len(lengths) == 1 else f"from {lengths[0]} to {lengths[-1]}"
+    return (f"with block_size {block}, x and y have {had} ids; PAD_CHARs must fill the string up to block_size "
+            f"characters, so that every x and y has {block - 1} ids (the padded string shifted by one) or every one "
+            f"{block}")
 
 
 def check_vocabulary(ctx, report, block, lines):
     """1e-4: PAD_CHAR id 0, MASK_CHAR id 1, then the distinct characters of `lines`, sorted; one example a line,
     each a pair of LongTensors of length block - 1 or block."""
-    seen = Examples(report, block)
+    seen = Examples(report)
     if (seen.pad, seen.mask) != (PAD, MASK):
         raise Fail("PAD_CHAR must be '\\u25A1' and MASK_CHAR '\\u2047'")
     if seen.pad_id != 0 or seen.mask_id != 1 or seen.itos[:2] != [PAD, MASK]:
@@ -249,7 +255,10 @@ def check_vocabulary(ctx, report, block, lines):
         raise Fail("the vocabulary must list the corpus's distinct characters, sorted, from id 2 on")
     if len(seen) != len(lines):
         raise _no_examples()
-    problem = _shape_problem(seen, block)
+    if seen.dtypes != ["torch.int64"]:
+        raise Fail(f"CharCorruptionDataset.__getitem__: x and y have dtype {', '.join(seen.dtypes)}; they must be "
+                   "LongTensors (torch.long)")
+    problem = _length_problem(seen, block)
     if problem:
         raise Fail(f"CharCorruptionDataset.__getitem__: {problem}")
 
@@ -259,7 +268,7 @@ def check_truncation(ctx, report, draws_by_block, whole_line, whole_draws):
     occurs and none lies outside 4..int(block*7/8); some of `whole_draws` examples of `whole_line` (block size
     128) keep it whole."""
     for block, draws in draws_by_block.items():
-        seen = Examples((report or {}).get(block), block)
+        seen = Examples((report or {}).get(block))
         top, accepted = int(block * 3 / 4), int(block * 7 / 8)
         if len(seen) != draws:
             raise _no_examples()
@@ -279,7 +288,7 @@ def check_truncation(ctx, report, draws_by_block, whole_line, whole_draws):
                        f"{missing[:8]}{'...' if len(missing) > 8 else ''}: draw it uniformly from 4..{top}, both "
                        "ends included."
                        + (one_off if missing in ([4], [top]) else ""))
-    seen = Examples((report or {}).get("whole"), 128)
+    seen = Examples((report or {}).get("whole"))
     if seen.idx != [0] * whole_draws:
         raise _no_examples()
     if max(sum(1 for c in seen.text(x) if c not in (seen.pad, seen.mask)) for x in seen.x) < len(whole_line):
@@ -291,7 +300,7 @@ def check_truncation(ctx, report, draws_by_block, whole_line, whole_draws):
 def check_rearrangement(ctx, report, lines, draws):
     """1e-1: each of `draws` examples (line k % len(lines)) reads prefix MASK suffix MASK masked (MASK) then
     PADs, and prefix + masked + suffix is the line's beginning."""
-    seen = Examples(report, 128)
+    seen = Examples(report)
     if seen.idx != [k % len(lines) for k in range(draws)]:
         raise _no_examples()
     for k, idx in enumerate(seen.idx):
@@ -302,14 +311,12 @@ def check_padding(ctx, report, blocks, draws):
     """1e-5: for each block size, PAD_CHARs fill each of `draws` examples up to block_size and appear nowhere
     else."""
     for block in blocks:
-        seen = Examples((report or {}).get(block), block)
+        seen = Examples((report or {}).get(block))
         if len(seen) != draws:
             raise _no_examples()
-        lengths = sorted(set(seen.lengths))
-        if len(lengths) > 1 or lengths[0] not in (block - 1, block):
-            raise Fail(f"CharCorruptionDataset.__getitem__: with block_size {block} x and y have "
-                       f"{' or '.join(map(str, lengths[:4]))} ids; PAD_CHARs must fill the string up to block_size "
-                       f"characters, so that x and y have {block - 1} ids (or {block}, every one the same)")
+        problem = _length_problem(seen, block)
+        if problem:
+            raise Fail(f"CharCorruptionDataset.__getitem__: {problem}")
         for x in seen.x:  # x holds the padded string but its last character, a PAD_CHAR that 1e-2 checks in y
             s = seen.text(x)
             body = s.rstrip(seen.pad)
@@ -323,7 +330,7 @@ def check_padding(ctx, report, blocks, draws):
 def check_shift(ctx, report, draws):
     """1e-2: in each of `draws` examples y is x shifted by one, and its last target is a PAD_CHAR (where the example
     holds one: an example without padding is 1e-5's to fail)."""
-    seen = Examples(report, 128)
+    seen = Examples(report)
     if len(seen) != draws:
         raise _no_examples()
     pad_id = seen.itos.index(seen.pad) if seen.pad in seen.itos else None
@@ -338,7 +345,7 @@ def check_shift(ctx, report, draws):
 
 def check_random(ctx, report, lines, repeats):
     """1e-6: `repeats` draws of each of `lines` lines, in turn, are not all the same example."""
-    seen = Examples(report, 128)
+    seen = Examples(report)
     if seen.idx != [idx for idx in range(lines) for _ in range(repeats)]:
         raise _no_examples()
     for idx in range(lines):
@@ -351,7 +358,7 @@ def check_masked_lengths(ctx, report, line, whole_line, draws):
     """The judge of the masked span's length (1e-3-basic): about 1/4 of the truncated length on average over
     `draws` examples of a long `line`, random at every truncated length, and on draws that keep `whole_line` (40
     characters) whole, both shorter and longer than 1/4.  Its false-failure bounds are at the top of this file."""
-    seen = Examples((report or {}).get("long"), 128)
+    seen = Examples((report or {}).get("long"))
     if len(seen) != draws:
         raise _no_examples()
     pairs = [(len(p + m + s), len(m)) for p, m, s in (seen.parts(k, line) for k in range(len(seen)))]
@@ -375,11 +382,11 @@ def check_masked_lengths(ctx, report, line, whole_line, draws):
     if groups and len(fixed) * 2 > len(groups):
         raise Fail("CharCorruptionDataset.__getitem__: at truncated lengths such as "
                    f"{fixed[:6]} the masked content always had the same length; it must be drawn at random")
-    whole = report.get("whole")
-    if isinstance(whole, dict) and isinstance(whole.get("idx"), list) and not whole["idx"]:
+    found = whole_parts(report.get("whole"), whole_line)
+    if not found:
         return  # no draw kept the line whole: a truncation that never does so loses 1e-0, not this part
-    lengths = sorted({len(m) for p, m, s in whole_parts(whole, whole_line)})
-    if not lengths or lengths[0] >= 10 or lengths[-1] <= 10:
+    lengths = sorted({len(m) for p, m, s in found})
+    if lengths[0] >= 10 or lengths[-1] <= 10:
         raise Fail("CharCorruptionDataset.__getitem__: with a truncated length of 40 the masked content had only "
-                   f"the lengths {lengths} over 1,000 examples; its length must be random, with a chance of being "
-                   "both shorter and longer than 1/4 of the truncated length (10)")
+                   f"the lengths {lengths} over {len(found):,} examples; its length must be random, with a chance of "
+                   "being both shorter and longer than 1/4 of the truncated length (10)")

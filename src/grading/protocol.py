@@ -18,7 +18,7 @@ REPORT_MEMBERS = 4096  # a report of a few dozen tensors has a few dozen members
 # What a loaded report may hold, counted as a walk through it visits its values: a list that holds the same list
 # twice, forty levels deep, pickles to 1.6 KB and loads as shared references, but any code that walks it (a
 # judge's message that formats it, a comparison) visits 2**40 values.  Grading the reference, the largest report
-# (part e's examples) visited 6,145; a walk past REPORT_VALUES stops and the report is refused.
+# (part e's examples, 1e-0) visited 16,210; a walk past REPORT_VALUES stops and the report is refused.
 REPORT_VALUES = 1_000_000
 # The protocol between a worker and the parent: no honest line is longer (a result's message and output are
 # cut to MESSAGE_CHARS and 2 * OUTPUT_CHARS characters, JSON-escaped twice), and no honest worker sends more

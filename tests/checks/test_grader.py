@@ -306,6 +306,8 @@ DATASET_BUGS = {
     "x and y of length block_size + 1": (dict(pad_to="self.block_size + 2"), ["1e-4-basic", "1e-5-basic"]),
     "x and y of length block_size - 2": (dict(pad_to="self.block_size - 1"), ["1e-4-basic", "1e-5-basic"]),
     "x and y as int32 tensors": (dict(dtype="torch.int32"), ["1e-4-basic"]),
+    "x and y as float tensors (torch.Tensor(ids))": (dict(dtype="torch.float32"), ["1e-4-basic"]),
+    "a truncation never applied": (dict(truncate="len(self.data[idx])"), ["1e-0-basic", "1e-4-basic", "1e-5-basic"]),
     # a real student's padding counted from the whole line, not the truncated one: long lines get none
     "padding counted from the untruncated line": (dict(pad_to="self.block_size - len(self.data[idx]) + n"),
                                                   ["1e-4-basic", "1e-5-basic"]),
