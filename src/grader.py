@@ -194,12 +194,13 @@ def test_1e_4(ctx):
 
 
 E0_DRAWS = {128: 4000, 50: 2000}  # block size: examples of a line of 600 characters
-E0_WHOLE = random_lines(10, [40])[0]  # a line shorter than most drawn lengths
+E0_WHOLE, E0_WHOLE_DRAWS = random_lines(10, [40])[0], 2000  # a line shorter than most drawn lengths
 
 
 @grader_test("1e-0-basic", "truncation: length drawn from 4..int(block_size*3/4) (up to 7/8 accepted), covering "
              "the whole range; a short line can stay whole", timeout=20, course_id="1e-0-basic",
-             check=partial(check_truncation, draws_by_block=E0_DRAWS, whole_line=E0_WHOLE, whole_draws=2000))
+             check=partial(check_truncation, draws_by_block=E0_DRAWS, whole_line=E0_WHOLE,
+                           whole_draws=E0_WHOLE_DRAWS))
 def test_1e_0(ctx):
     """A long line is cut to a random length: every length of 4..int(block_size*3/4) occurs, none is below 4
     or above int(block_size*7/8) (the older variant's bound, which the course also accepts).  Block size 50 is the
@@ -214,7 +215,7 @@ def test_1e_0(ctx):
         reports[block] = observe_examples(ctx, ds, [0] * draws)
     ds = corruption_dataset(ctx, [E0_WHOLE], 128)
     seed_everything(18)
-    reports["whole"] = observe_examples(ctx, ds, [0] * 2000)
+    reports["whole"] = observe_examples(ctx, ds, [0] * E0_WHOLE_DRAWS)
     ctx.report(reports)
 
 

@@ -130,8 +130,8 @@ def _pack(rows):
 
 
 def _observed(vocab, idxs, examples):
-    """The report of `examples` (_example's tuples) of lines `idxs`: what the judge's Examples reads."""
-    return dict(vocab, idx=list(idxs), x=_pack([e[0] for e in examples]), y=_pack([e[1] for e in examples]),
+    """The report of `examples` (_example's tuples) of lines `idxs` (a list): what the judge's Examples reads."""
+    return dict(vocab, idx=idxs, x=_pack([e[0] for e in examples]), y=_pack([e[1] for e in examples]),
                 lengths=[len(e[0]) for e in examples], dtypes=sorted({d for e in examples for d in e[2:]}))
 
 
