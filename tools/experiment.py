@@ -284,7 +284,10 @@ class Experiment:
                 entry["accuracy"] = round(entry["correct"] / entry["total"], 4)
             self.update(record["predictions"], **{target.writes: entry})
         else:
-            checks = LEARNED.get(target.writes, PRETRAINED)  # a pretrained model: what did it learn?
+            # a pretrained model: what did it learn?  A finetuned one: its own statistics, and how far it drifted;
+            # its pretraining bars read the file it was finetuned from, whose record holds them
+            checks = tuple(c for c in LEARNED[target.writes] if c != "pretraining") if target.writes in LEARNED \
+                else PRETRAINED
             stats = model_statistics(output, target.variant, self.data, checks,
                                      folder / target.reads if target.reads else None)
             self.update(record["models"], **{target.writes: stats})

@@ -7,7 +7,6 @@ from that run's record (a full-size run takes hours on a CPU)."""
 
 import copy
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -92,6 +91,8 @@ def test_the_results_file_holds_every_figure_the_calibration_needs(rehearsal):
         corpus = seed["models"][pname]["corpus"]
         assert corpus["lines"] == 41 and corpus["gain"] == pytest.approx(1 - corpus["loss"] / corpus["unigram"],
                                                                           abs=1e-3)
+    for pname in ("vanilla.model.params", "vanilla.finetune.params", "perceiver.finetune.params"):
+        assert "pretraining" not in seed["models"][pname]  # its pretraining bars read its pretrain file's record
     for pname in ("vanilla.pretrain.params", "perceiver.pretrain.params"):  # what the pretraining learned
         pretraining = seed["models"][pname]["pretraining"]
         assert pretraining["lines"] == 41 and pretraining["gain"] == pytest.approx(
