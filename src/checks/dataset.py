@@ -211,6 +211,10 @@ class Examples:
     def text(self, ids):
         return "".join(self.itos[i] for i in ids)
 
+    def kept(self, ids):
+        """The example's characters of the line, without its PAD_CHARs and MASK_CHARs: its truncation, rearranged."""
+        return "".join(c for c in self.text(ids) if c not in (self.pad, self.mask))
+
     def parts(self, k, line):
         return _split(self.text(self.x[k]), self.pad, self.mask, line)
 
@@ -272,7 +276,7 @@ def check_truncation(ctx, report, draws_by_block, whole_line, whole_draws):
         top, accepted = int(block * 3 / 4), int(block * 7 / 8)
         if len(seen) != draws:
             raise _no_examples()
-        lengths = {sum(1 for c in seen.text(x) if c not in (seen.pad, seen.mask)) for x in seen.x}
+        lengths = {len(seen.kept(x)) for x in seen.x}
         # what the examples show is prefix + masked + suffix: a length one off may be the draw's, or a split that
         # loses or repeats a character of the truncated text (a suffix that stops one short, say)
         one_off = (" If the truncated length is drawn so, prefix + masked + suffix lose a character of the truncated "
@@ -291,7 +295,7 @@ def check_truncation(ctx, report, draws_by_block, whole_line, whole_draws):
     seen = Examples((report or {}).get("whole"))
     if seen.idx != [0] * whole_draws:
         raise _no_examples()
-    if max(sum(1 for c in seen.text(x) if c not in (seen.pad, seen.mask)) for x in seen.x) < len(whole_line):
+    if max(len(seen.kept(x)) for x in seen.x) < len(whole_line):
         raise Fail(f"with block_size 128, {whole_draws:,} examples of a line of {len(whole_line)} characters never "
                    f"kept it whole: {len(whole_line)} is one of the lengths 4..{int(128 * 3 / 4)} that may be drawn, "
                    "and a line no longer than the drawn length stays whole")
