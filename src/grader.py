@@ -258,22 +258,24 @@ def test_1e_2(ctx):
     ctx.report(observe_examples(ctx, ds, [k % len(lines) for k in range(400)]))
 
 
+E3_LINE, E3_WHOLE = random_lines(7, [600])[0], random_lines(8, [40])[0]  # a long line; one of 40 characters
+
+
 @grader_test("1e-3-basic", "masked span: about 1/4 of the truncated length on average, random at every truncated "
              "length, sometimes shorter and sometimes longer than 1/4", timeout=60,  # up to ~37,000 draws: 6-16 s
-             course_id="1e-3-basic", check=partial(check_masked_lengths, line=random_lines(7, [600])[0],
-                                                   whole_line=random_lines(8, [40])[0], draws=4000))
+             course_id="1e-3-basic", check=partial(check_masked_lengths, line=E3_LINE, whole_line=E3_WHOLE,
+                                                   draws=4000))
 def test_1e_3(ctx):
     """The masked content is 1/4 of the truncated length n on average (0.15..0.35 over 4000 examples of a long
     line), and its length is random with a chance of being more or less than n/4: over those examples both
     happen at least 5 % of the time, at most lengths n >= 16 it takes more than one value, and on draws that
     keep a line of 40 characters whole, lengths below 10 and above 10 both occur."""
-    line = random_lines(7, [600])
-    ds = corruption_dataset(ctx, line, 128)
+    ds = corruption_dataset(ctx, [E3_LINE], 128)
     seed_everything(16)
     long_line = observe_examples(ctx, ds, [0] * 4000)
-    ds = corruption_dataset(ctx, random_lines(8, [40]), 128)
+    ds = corruption_dataset(ctx, [E3_WHOLE], 128)
     seed_everything(17)
-    ctx.report({"long": long_line, "whole": observe_whole_line(ctx, ds, random_lines(8, [40])[0])})
+    ctx.report({"long": long_line, "whole": observe_whole_line(ctx, ds, E3_WHOLE)})
 
 
 @grader_test("1e-6-basic", "examples are random: drawing one line again gives other examples", timeout=20,
