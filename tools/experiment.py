@@ -284,10 +284,11 @@ class Experiment:
                 entry["accuracy"] = round(entry["correct"] / entry["total"], 4)
             self.update(record["predictions"], **{target.writes: entry})
         else:
-            # a pretrained model: what did it learn?  A finetuned one: its own statistics, and how far it drifted;
-            # its pretraining bars read the file it was finetuned from, whose record holds them
-            checks = tuple(c for c in LEARNED[target.writes] if c != "pretraining") if target.writes in LEARNED \
-                else PRETRAINED
+            if target.writes in LEARNED:  # a finetuned model: its own statistics, and how far it drifted; its
+                # pretraining bars read the file it was finetuned from, whose record holds them
+                checks = tuple(c for c in LEARNED[target.writes] if c != "pretraining")
+            else:  # a pretrained model: what did it learn?
+                checks = PRETRAINED
             stats = model_statistics(output, target.variant, self.data, checks,
                                      folder / target.reads if target.reads else None)
             self.update(record["models"], **{target.writes: stats})
