@@ -537,7 +537,7 @@ def calibrate(args):
                 rule["max_finetune_drift"] = ceil_to(m["max"] / margin)
                 keep("max_finetune_drift", m["max"], pname)
                 continue
-            of = course.TARGET[course.WRITTEN_BY[pname].name].reads if check == "pretraining" else pname
+            of = course.WRITTEN_BY[pname].reads if check == "pretraining" else pname
             m = measured.get(f"{of} {check}")
             if m is None or m["n"] < len(runs):
                 raise UserError(f"{of} has no {check} gain in every seed (the data folder's answers were "
