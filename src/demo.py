@@ -24,7 +24,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from kit import decoding, training
+from kit import decoding, training, watch
 from kit import parts  # an empty student part is named, as run.py does
 from kit.baseline import most_common_place
 from submission import dataset, helper, model, utils
@@ -95,8 +95,8 @@ def steps(epochs, batch, n_examples):
 
 def scale_down(trainer, cfg, epochs, batch, n_examples, device, progress):
     """Override a course Trainer's config for the demo (epochs, batch size, schedule over this run's tokens),
-    set its device and precision as run.py does, report its steps to the stage's progress and record its losses:
-    returns the list they go in."""
+    set its device and precision as run.py does, report its steps to the stage's progress, record its losses and
+    watch its learning: returns the list the losses go in."""
     tconf = trainer.config
     total_tokens = epochs * n_examples * (cfg.block_size - 1)
     tconf.max_epochs, tconf.batch_size, tconf.num_workers = epochs, batch, 0
@@ -105,7 +105,9 @@ def scale_down(trainer, cfg, epochs, batch, n_examples, device, progress):
     tconf.show_progress = False
     trainer.add_callback("on_batch_end", progress.step)
     training.place(trainer, device, cfg.precision)
-    return training.record_losses(trainer)
+    losses = training.record_losses(trainer)
+    watch.watch_learning(trainer)  # as run.py's runs: a loss that is not finite stops it, the plateau warns
+    return losses
 
 
 def new_model(cfg, vocab_size, variant):
@@ -220,8 +222,9 @@ def main(argv=None):
     p.add_argument("--seeds", default="0", help="comma-separated seeds, one full run each (default: 0)")
     p.add_argument("--world", default=str(SRC / "data" / "demo"), help="folder with the demo world's files")
     p.add_argument("--out", default="demo_out", help="folder for params, losses.csv and losses.png")
-    p.add_argument("--precision", choices=["auto", "bf16", "fp32"], default=DemoConfig.precision,
-                   help=f"default: {DemoConfig.precision}; auto is bf16 where the CPU or GPU computes it natively")
+    p.add_argument("--precision", choices=training.PRECISIONS, default=DemoConfig.precision,
+                   help=f"default: {DemoConfig.precision}; as run.py's --precision (auto is bf16 where the CPU "
+                        "computes it natively, the course's fp32 numerics on a GPU)")
     p.add_argument("--smoke", action="store_true", help="a seconds-long run that only checks the pipeline")
     args = p.parse_args(argv)
     world, out_dir = Path(args.world), Path(args.out)
@@ -245,6 +248,9 @@ def main(argv=None):
     except parts.NotImplementedPart as e:  # an empty student part: say which, as run.py does
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except watch.TrainingStopped as e:  # the loss or the parameters stopped being numbers
+        print(f"error: {e}", file=sys.stderr)
+        return 3
     stages = [name for name, _, _ in results[seeds[0]]]
     print()
     questions = decoding.read_questions(world / "birth_dev.tsv")

@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 
 from kit import course  # the course's model size, bottleneck and learning rates
-from kit import decoding, fileio, params_file, parts, training
+from kit import decoding, fileio, params_file, parts, training, watch
 from submission import dataset, helper, model, trainer, utils
 
 SRC = Path(__file__).resolve().parent
@@ -99,10 +99,14 @@ def build_parser():
     small.add_argument("--n_embd", type=count(1), default=course.MODEL["n_embd"])
     small.add_argument("--block_size", type=count(2), default=course.MODEL["block_size"])
     small.add_argument("--dropout", type=float, help="all three dropout rates (course: 0.1)")
-    small.add_argument("--precision", choices=["auto", "bf16", "fp32"], default="auto",
-                       help="training precision; auto: bf16 autocast on GPUs that compute it natively (compute "
-                            "capability 8.0+, not T4/V100) and on CPUs with native bf16 (AVX512-BF16 or AMX), "
-                            "else fp32 (weights and loss stay fp32)")
+    small.add_argument("--precision", choices=training.PRECISIONS, default="auto",
+                       help="how training computes (weights and loss stay fp32); auto: on a GPU the course's "
+                            "numerics (fp32 without TF32, the attention written out, the course's AdamW), as the "
+                            "course's own code computes; on a CPU bf16 autocast where it computes bf16 natively "
+                            "(AVX512-BF16 or AMX), else fp32.  fp32 and bf16: that precision, with the course's "
+                            "numerics on a GPU.  fast: a GPU's fast path (bf16 where it computes bf16 natively, "
+                            "fused attention kernels, fused AdamW, TF32), faster but not yet shown to learn there; "
+                            "auto on a CPU")
     small.add_argument("--no_progress", action="store_true", help="hide the progress bar")
     return p
 
@@ -270,20 +274,33 @@ def tensorboard_log_dir(args):
 def run_training(args, result, name, part, device):
     tconf, trainer_obj = parts.training_pair(result, name, part)
     apply_overrides(tconf, args)
-    training.place(trainer_obj, device, args.precision, compile=args.compile, backend=args.backend)
-    # the checkpoint (for --resume) and the loss log live beside the params, hooked in as callbacks so that the
-    # course's signatures stay as they are
+    numerics = training.place(trainer_obj, device, args.precision, compile=args.compile, backend=args.backend)
+    # the checkpoint (for --resume), the loss log and the watch on the run's learning live beside the params,
+    # hooked in as callbacks so that the course's signatures stay as they are
     checkpoint = Path(f"{args.writing_params_path}.ckpt")
     training.add_run_callbacks(trainer_obj, checkpoint_path=checkpoint, resume=args.resume,
-                               log_path=f"{args.writing_params_path}.log.csv")
+                               log_path=f"{args.writing_params_path}.log.csv",
+                               hint=numerics_hint(args, numerics, device))
     start = time.time()
     try:
         parts.trained(helper.train, trainer_obj.model, args.writing_params_path, trainer_obj)
     except training.CheckpointError as e:  # a corrupt or mismatched checkpoint given to --resume
         raise UserError(str(e)) from None
+    except watch.TrainingStopped as e:  # the loss or the parameters stopped being numbers
+        kept = f"; {checkpoint} holds the last good epoch, which --resume continues" if checkpoint.is_file() else ""
+        fail(f"{e}{kept}", status=3)
     print(f"saved {args.writing_params_path} ({time.time() - start:.0f} s)")
     # the params are the run's result now; the checkpoint would only make the next run refuse to start
     checkpoint.unlink(missing_ok=True)
+
+
+def numerics_hint(args, numerics, device):
+    """What to try when a run's loss stops being a number or stays on the plateau, by the numerics it ran with."""
+    if args.precision == "fast" and device.type == "cuda":
+        return "--precision fast is not yet shown to learn on a GPU: train with the default --precision"
+    if numerics.precision == "bf16":
+        return "try --precision fp32"
+    return ""
 
 
 def evaluate(args, net, vocab, device):

@@ -119,8 +119,8 @@ def on_each_device():
 
 
 class cuda_settings_as_they_were:
-    """training.place() turns TF32 matmuls on and the fused attention kernels off for the whole process on CUDA, as
-    a training run wants; a test that places a trainer gives the settings back."""
+    """training.place() sets TF32 for the whole process on CUDA (off, or on for --precision fast), and the learning
+    arms turn scaled_dot_product_attention's kernels on and off; a test that does either gives the settings back."""
 
     def __enter__(self):
         import torch

@@ -3,8 +3,9 @@ plot_losses.py): the driver's side of the assignment, outside the student's file
 
   course       the course's facts: model size, bottleneck, data files, the run.sh targets and the deliverables
                (run.py, the grader, collect_submission, the demo and the instructor's tools read them here)
-  training     training runs around the student's Trainer: precision, fused AdamW, compile, the loss log, the
+  training     training runs around the student's Trainer: the numerics per device, compile, the loss log, the
                TensorBoard writer, the per-epoch checkpoint and --resume
+  watch        every training run watches its learning: a loss that is not a number stops it, a plateau warns
   decoding     answering the questions: the course's greedy loop and the batched one with a key/value cache
   params_file  reading, checking and loading parameter files (one sentence per problem)
   parts        the checks that a student part is still empty, named in one sentence

@@ -2,16 +2,18 @@
 
 The Trainer applies what it is given: a device and a precision, bf16 or fp32.  The decisions and the
 bookkeeping of a long run live here, and hook into the Trainer's loop as callbacks (Trainer.add_callback):
-- resolve_precision: --precision auto means bf16 autocast where the hardware computes bf16 natively, else fp32;
-- place: the run's device and precision, a fused AdamW where PyTorch has one (CUDA, CPU), TF32 matmuls and
-  the attention computed as on a CPU (PyTorch's math backend) on CUDA and, if asked, torch.compile
-  (compile_problem says beforehand when it cannot run);
+- resolve_numerics: what --precision means on a device: on CUDA the course's numerics unless `fast` (fp32 without
+  TF32, the attention written out, the course's AdamW); on a CPU bf16 autocast where it computes bf16 natively,
+  the fused AdamW;
+- place: the run's device and numerics and, if asked, torch.compile (compile_problem says beforehand when it
+  cannot run);
 - record_losses, log_losses_csv, log_to_writer: every step's loss and learning rate, in a list, in the CSV
   file <params>.log.csv (src/plot_losses.py draws it) and to a TensorBoard writer (tensorboard_writer makes
   one where tensorboard is installed);
 - keep_checkpoint: the whole training state at the end of an epoch (the first, then one every half minute or
   more), and --resume from it;
-- add_run_callbacks: all of that bookkeeping at once, in the order it must run, as run.py uses it;
+- add_run_callbacks: all of that bookkeeping at once, with the watch on the run's learning (kit/watch.py), in
+  the order it must run, as run.py uses it;
 - fit_workers: the course's DataLoader workers, capped at the cores the run may use.
 """
 
@@ -19,14 +21,17 @@ import csv
 import os
 import random
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from kit.fileio import atomic_path
+from kit import watch
+from submission.attention import _AttentionBase
 from submission.trainer import make_optimizer, save_atomic
 
-# ----------------------------------------------------------------------------------------- precision
+# ----------------------------------------------------------------------------------------- numerics
 
 
 def cpu_has_native_bf16():
@@ -59,24 +64,49 @@ def cuda_has_native_bf16(device):
         return major >= 8
 
 
-def resolve_precision(device, precision):
-    """The precision to train in on `device`, "bf16" or "fp32", for a --precision of auto, bf16 or fp32.
+PRECISIONS = ("auto", "fp32", "bf16", "fast")  # run.py's and the demo's --precision
 
-    auto picks bf16 autocast on CUDA GPUs that compute bf16 natively (compute capability 8.0 and newer: A100,
-    A10, L4, RTX 30xx/40xx, H100) and on CPUs with native bf16 instructions (AVX512-BF16 or AMX), where it
-    measured about 2x faster than fp32 for the course model; fp32 everywhere else: T4/V100-class GPUs (there
-    bf16 is emulated, slower than fp32), older CPUs, Apple MPS.  The weights, the optimizer state and the
-    loss stay fp32 in every case."""
-    if precision not in ("auto", "bf16", "fp32"):
-        raise ValueError(f"unknown precision {precision!r}: use auto, bf16 or fp32")
-    if precision != "auto":
-        return precision
+
+@dataclass(frozen=True)
+class Numerics:
+    """How a training run computes, decided once by resolve_numerics and applied by place.  None of it changes the
+    math, only the rounding and the kernels; each field is a suspect of a GPU run that does not learn."""
+    precision: str  # "fp32", or "bf16" autocast (the weights, the optimizer's state and the loss stay fp32)
+    attention: str  # "math": the course's formula, its dropout an nn.Dropout; "auto": scaled_dot_product_attention
+    fused_adamw: bool  # AdamW in one fused kernel; False: torch.optim.AdamW as the course makes it
+    tf32: bool  # CUDA's fp32 matmuls in TF32 (a 10-bit mantissa); False: true fp32
+    pin_memory: bool  # the DataLoader pins its batches, so copies to the GPU need not wait
+
+
+def resolve_numerics(device, precision="auto"):
+    """The Numerics of a training run on `device` for a --precision of auto, fp32, bf16 or fast.
+
+    On CUDA the default (auto, and fp32) is the course's numerics, as the course's own code computes on its
+    students' GPUs: fp32 with TF32 off, the attention written out with nn.Dropout, the course's AdamW, batches not
+    pinned.  On an H200 with torch 2.11 the fast path (bf16 autocast, scaled_dot_product_attention's fused kernels,
+    which draw the attention's dropout themselves, the fused AdamW, TF32) trained models that did not learn, and
+    which of its parts was at fault is not known yet; `fast` asks for it.  bf16 is the course's numerics under bf16
+    autocast.
+
+    On other devices auto picks bf16 autocast where the CPU computes bf16 natively (AVX512-BF16 or AMX; measured
+    about 2x faster than fp32 for the course model, and to learn as fp32 does), fp32 elsewhere (older CPUs, Apple
+    MPS), with scaled_dot_product_attention (on a CPU it computes the dropout in its math backend) and the fused
+    AdamW wherever PyTorch has one; fast is auto there."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}: use {', '.join(PRECISIONS)}")
     device = torch.device(device)
     if device.type == "cuda":
-        return "bf16" if cuda_has_native_bf16(device) else "fp32"
-    if device.type == "cpu":
-        return "bf16" if cpu_has_native_bf16() else "fp32"
-    return "fp32"
+        if precision == "fast":
+            return Numerics("bf16" if cuda_has_native_bf16(device) else "fp32", "auto", True, True, True)
+        return Numerics("bf16" if precision == "bf16" else "fp32", "math", False, False, False)
+    if precision in ("auto", "fast"):
+        precision = "bf16" if device.type == "cpu" and cpu_has_native_bf16() else "fp32"
+    return Numerics(precision, "auto", device.type in fused_adamw_devices(), False, False)
+
+
+def resolve_precision(device, precision):
+    """The autocast precision, "bf16" or "fp32", that a --precision resolves to on `device` (resolve_numerics)."""
+    return resolve_numerics(device, precision).precision
 
 
 def fused_adamw_devices():
@@ -107,39 +137,25 @@ def compile_problem(device, backend="inductor"):
     return None
 
 
-def use_reliable_attention():
-    """Training on CUDA computes the attention with PyTorch's math backend, as training on a CPU does, for the
-    whole process: scaled_dot_product_attention's fused CUDA kernels (cuDNN's, the memory-efficient one) are off.
-
-    In training the attention drops weights at random (attn_pdrop) inside the kernel.  On a CPU, PyTorch's fused
-    kernel takes no dropout, so every CPU run trains with the math backend (in fp32 inside, dropout as
-    torch.dropout), and those runs learn.  On an H200 with torch 2.11 the fused kernels drew the dropout
-    themselves, and the perceiver's pretraining never left the plateau of the characters' frequencies, cuDNN's
-    kernel on or off, while a CPU's left it after 4 epochs; the same kernels' gradients without dropout were right.
-    cuDNN's kernel also has a known fault in its backward pass since torch 2.11 (NaN gradients at lengths 64,
-    192, ...; PyTorch issue 196678).  The course's sequences are at most 128 long, so the math's T x T weights
-    cost little.  Flash attention stays on: it never takes a mask, which this model always passes."""
-    torch.backends.cuda.enable_cudnn_sdp(False)
-    torch.backends.cuda.enable_mem_efficient_sdp(False)
-
-
-def place(trainer, device, precision="auto", compile=False, backend="inductor"):
-    """Where and how trainer computes, decided once by the driver: on `device`, in the precision that
-    `precision` (auto, bf16 or fp32) resolves to there, and the same math in faster kernels: a fused AdamW (one
-    kernel for the whole update instead of several per parameter) on every device whose PyTorch has it (CUDA and
-    the CPU), TF32 matmuls and the math backend's attention (use_reliable_attention) on CUDA and, with compile,
-    torch.compile with `backend` (in place, so the state dict keeps its names).  A GPU run takes the same path as
-    a CPU run, only the device differs: the test suite, on CPUs, runs every line of it.  (On a CPU, compiling the
-    course model measured slower than not; it is there for the GPU.)  Call it before add_run_callbacks, whose resume
-    loads the optimizer's state."""
+def place(trainer, device, precision="auto", compile=False, backend="inductor", numerics=None):
+    """Where and how trainer computes, decided once by the driver: on `device`, with the Numerics that `precision`
+    resolves to there (resolve_numerics: on CUDA the course's unless `fast`) or, if given, `numerics` (the
+    instructor's learning arms, which change one field at a time), and, with compile, torch.compile with `backend` (in place, so the state
+    dict keeps its names).  The settings it applies are the process's (TF32) or the model's (its attention layers'
+    attn_impl).  Call it before add_run_callbacks, whose resume loads the optimizer's state.  Returns the
+    Numerics."""
     device = torch.device(device)
+    numerics = numerics or resolve_numerics(device, precision)
     trainer.config.device = device
-    trainer.config.precision = resolve_precision(device, precision)
-    if device.type == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
-        use_reliable_attention()
-    if device.type in fused_adamw_devices():
+    trainer.config.precision = numerics.precision
+    trainer.config.pin_memory = numerics.pin_memory
+    if device.type == "cuda":  # PyTorch's own default for cuDNN is TF32 on: fp32 must say so
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = numerics.tf32
+    if numerics.attention != "auto":
+        for module in trainer.model.modules():
+            if isinstance(module, _AttentionBase):
+                module.attn_impl = numerics.attention
+    if numerics.fused_adamw:
         def fused_adamw(t):  # made again at the start of training, with the same groups and rates
             t.optimizer = make_optimizer(t.model, t.config, fused=True)
 
@@ -150,6 +166,7 @@ def place(trainer, device, precision="auto", compile=False, backend="inductor"):
         # pass at the first new length.  Without it, a student's `./run.sh vanilla_pretrain compile` ran there.
         options = {"shape_padding": False} if backend == "inductor" else None
         trainer.model.compile(backend=backend, options=options)
+    return numerics
 
 
 def tensorboard_writer(log_dir):
@@ -299,7 +316,7 @@ def load_training_state(trainer, path, losses=None):
 CHECKPOINT_EVERY_S = 30
 
 
-def keep_checkpoint(trainer, path, resume=False, losses=None, every_s=CHECKPOINT_EVERY_S):
+def keep_checkpoint(trainer, path, resume=False, losses=None, every_s=None):
     """The whole training state (model, optimizer, tokens seen, steps, epochs, losses, random-number states)
     saved to path at the end of the first epoch, then of every epoch that ends `every_s` seconds or more after the
     last save, atomically; with resume, the run first continues from it.  An interruption loses at most an epoch
@@ -307,6 +324,7 @@ def keep_checkpoint(trainer, path, resume=False, losses=None, every_s=CHECKPOINT
     uninterrupted one.  (With worker processes the workers' corruption draws restart differently: statistically
     the same run, not bit for bit.)"""
     last = {}
+    every_s = CHECKPOINT_EVERY_S if every_s is None else every_s
 
     def save(t):
         now = time.monotonic()
@@ -319,10 +337,12 @@ def keep_checkpoint(trainer, path, resume=False, losses=None, every_s=CHECKPOINT
     trainer.add_callback("on_epoch_end", save)
 
 
-def add_run_callbacks(trainer, checkpoint_path=None, resume=False, log_path=None):
-    """run.py's bookkeeping on trainer: the losses in a list (returned), the checkpoint (and resume), the CSV
-    loss log, and the TensorBoard writer the config holds (the course's TrainerConfig.writer), if any."""
+def add_run_callbacks(trainer, checkpoint_path=None, resume=False, log_path=None, hint=""):
+    """run.py's bookkeeping on trainer: the losses in a list (returned), the watch on its learning
+    (watch.watch_learning, with `hint`: what to try if it stops or warns), the checkpoint (and resume), the CSV loss
+    log, and the TensorBoard writer the config holds (the course's TrainerConfig.writer), if any."""
     losses = record_losses(trainer)
+    watch.watch_learning(trainer, hint)  # before the checkpoint: parameters that are not finite are never saved
     if checkpoint_path is not None:
         keep_checkpoint(trainer, checkpoint_path, resume, losses)  # first: the others read the restored state
     if log_path is not None:

@@ -34,6 +34,7 @@ class TrainerConfig:
     # where and how to compute: these change the rounding, not the math
     device = None  # None: pick_device() when training starts
     precision = "fp32"  # or "bf16": the forward pass under bf16 autocast (weights and loss stay fp32)
+    pin_memory = False  # on CUDA: the DataLoader pins its batches, so copies to the GPU need not wait
     show_progress = True
 
     def __init__(self, **kwargs):
@@ -141,7 +142,7 @@ class Trainer:
         self.optimizer = make_optimizer(model, config)
         loader = DataLoader(self.train_dataset, shuffle=False, batch_size=config.batch_size,
                             num_workers=config.num_workers, persistent_workers=config.num_workers > 0,
-                            pin_memory=self.device.type == "cuda")  # pinned: copies to the GPU need not wait
+                            pin_memory=bool(config.pin_memory) and self.device.type == "cuda")
         self.trigger_callbacks("on_train_start")
         # progress: a bar on a terminal; elsewhere (output to a file, CI), where a bar writes a line per refresh,
         # a short line every ~10 % of the steps instead

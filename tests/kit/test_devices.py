@@ -34,23 +34,28 @@ def train(net, dataset, device, batch_size, epochs, lr=3e-3):
 
 @pytest.mark.parametrize("device", on_each_device())
 def test_a_run_trains_in_the_default_precision(world, device):
-    """`--precision auto`: bf16 autocast where the device computes bf16 natively (an H100, an A100; a T4 only
-    emulates it), fp32 weights and optimizer state, the fused AdamW, TF32 matmuls on CUDA; and the model learns."""
+    """`--precision auto`: on CUDA the course's numerics (fp32 with TF32 off, the attention written out, the course's
+    AdamW); on a CPU bf16 autocast where it computes bf16 natively and the fused AdamW; fp32 weights and optimizer
+    state everywhere; and the model learns."""
     path, _ = world
     corpus = CharCorruptionDataset((path / "wiki.txt").read_text(encoding="utf-8"), 64)
     set_seed(0)
     net = GPT(small_config(corpus.vocab_size, 64))
-    with cuda_settings_as_they_were():
-        trainer, losses = train(net, corpus, device, 8, epochs=6)
-        if trainer.device.type == "cuda":
-            assert torch.backends.cuda.matmul.allow_tf32
     dev = torch.device(device)
+    with cuda_settings_as_they_were():
+        if dev.type == "cuda":  # PyTorch's own default for cuDNN; a run in fp32 must turn it off
+            torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+        trainer, losses = train(net, corpus, device, 8, epochs=6)
+        if dev.type == "cuda":
+            assert not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
     assert trainer.device.type == dev.type
-    assert trainer.config.precision == training.resolve_precision(dev, "auto")
+    numerics = training.resolve_numerics(dev, "auto")
+    assert trainer.config.precision == numerics.precision
+    attention = {m.attn_impl for m in net.modules() if hasattr(m, "attn_impl")}
     if dev.type == "cuda":
-        major, _ = torch.cuda.get_device_capability(dev)
-        assert trainer.config.precision == ("bf16" if major >= 8 else "fp32")
-    assert trainer.optimizer.defaults["fused"]
+        assert numerics.precision == "fp32" and attention == {"math"} and not trainer.optimizer.defaults["fused"]
+    else:
+        assert attention == {"auto"} and trainer.optimizer.defaults["fused"]
     assert all(p.device.type == dev.type and p.dtype == torch.float32 for p in net.parameters())
     for state in trainer.optimizer.state.values():
         assert state["exp_avg"].dtype == state["exp_avg_sq"].dtype == torch.float32
@@ -110,9 +115,9 @@ def gradients(net, x, y, device, precision):
 @pytest.mark.parametrize("variant", ["vanilla", "perceiver"])
 @pytest.mark.parametrize("device", on_each_device())
 def test_the_attention_kernels_training_runs_on_compute_the_maths_gradients(world, variant, sharp, device):
-    """The gradients of a training step on `device`, in the default precision, with the attention that
-    training.place leaves to scaled_dot_product_attention, agree with the plain math's in float64 on the CPU.  Taken
-    on a course-size model, on real pretraining batches trimmed to their longest line (any length up to 127, 64
+    """The gradients of a training step on `device`, in the default numerics (training.place: on CUDA the attention
+    written out in fp32, on a CPU scaled_dot_product_attention), agree with the plain math's in float64 on the CPU.
+    Taken on a course-size model, on real pretraining batches trimmed to their longest line (any length up to 127, 64
     among them), with attention weights at random and more peaked (the query and key projections scaled up).
     Dropout is off here (the next test draws it)."""
     import copy
@@ -154,8 +159,9 @@ def test_the_attention_kernels_training_runs_on_compute_the_maths_gradients(worl
 @pytest.mark.slow  # 200 draws of the attention for each of 5 shapes
 @pytest.mark.parametrize("device", on_each_device())
 def test_the_attention_s_dropout_in_training_keeps_the_gradients_true(device):
-    """In training the attention drops weights at random (attn_pdrop, inside scaled_dot_product_attention, in the
-    backend training.place leaves it): each draw's backward pass must use the draw's own mask, and on average the
+    """In training the attention drops weights at random (attn_pdrop, in the attention training.place leaves: the
+    formula written out with nn.Dropout on CUDA, scaled_dot_product_attention on a CPU): each draw's backward pass
+    must use the draw's own mask, and on average the
     gradients must be those of no dropout.  For L = <attend(q, k, v), G>, which is linear in v, L = <v, dL/dv>
     holds exactly when the backward pass used the forward pass's mask; and dropout (rescaled by 1 / (1 - p)) leaves
     the expected gradients of q, k and v unchanged.  Shapes as in training: self-attention up to 127 positions (64
@@ -168,8 +174,8 @@ def test_the_attention_s_dropout_in_training_keeps_the_gradients_true(device):
     att.to(dev).train()
     g = torch.Generator().manual_seed(0)
     with cuda_settings_as_they_were():
-        if dev.type == "cuda":
-            training.use_reliable_attention()  # the backend a training run uses (training.place)
+        if training.resolve_numerics(dev, "auto").attention == "math":  # as training.place sets it
+            att.attn_impl = "math"
         for tq, tk in [(37, 37), (64, 64), (100, 100), (127, 127), (32, 127)]:
             q, k, v = (torch.randn(4, 8, n, 32, generator=g).to(dev) for n in (tq, tk, tk))
             upstream = torch.randn(4, 8, tq, 32, generator=g).to(dev)

@@ -216,6 +216,10 @@ def test_precision_rule():
     assert training.resolve_precision(cpu, "fp32") == "fp32"
     assert training.resolve_precision(cpu, "bf16") == "bf16"
     assert training.resolve_precision(cpu, "auto") == ("bf16" if training.cpu_has_native_bf16() else "fp32")
+    # the CPU's path is its own: the attention in scaled_dot_product_attention, the fused AdamW; fast is auto there
+    auto = training.resolve_numerics(cpu, "auto")
+    assert training.resolve_numerics(cpu, "fast") == auto and auto.attention == "auto" and not auto.tf32
+    assert auto.fused_adamw == ("cpu" in training.fused_adamw_devices()) and not auto.pin_memory
     assert training.resolve_precision(torch.device("mps"), "auto") == "fp32"
     with pytest.raises(ValueError, match="unknown precision"):
         training.resolve_precision(cpu, "fp16")

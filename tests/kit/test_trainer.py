@@ -8,7 +8,7 @@ import sys
 import pytest
 import torch
 
-from conftest import ROOT, small_config
+from conftest import ROOT, cuda_settings_as_they_were, small_config
 from kit import training
 from submission import helper, trainer as trainer_mod
 from submission.dataset import CharCorruptionDataset, NameDataset
@@ -305,14 +305,48 @@ def fake_gpu(monkeypatch, capability, old_torch=False):
 
 
 @pytest.mark.parametrize("old_torch", [False, True])
-@pytest.mark.parametrize("capability,expected", [((7, 0), "fp32"), ((7, 5), "fp32"), ((8, 0), "bf16"),
-                                                 ((8, 6), "bf16"), ((9, 0), "bf16")])
-def test_auto_precision_on_gpus(monkeypatch, capability, expected, old_torch):
+@pytest.mark.parametrize("capability,native", [((7, 0), False), ((7, 5), False), ((8, 0), True), ((8, 6), True),
+                                               ((9, 0), True)])
+def test_a_gpu_run_takes_the_course_s_numerics_unless_asked_for_the_fast_path(monkeypatch, capability, native,
+                                                                              old_torch):
+    """On CUDA, auto and fp32 are the course's numerics (fp32 with TF32 off, the attention written out, the course's
+    AdamW, batches not pinned) on every GPU; bf16 is the same under bf16 autocast; fast is bf16 only where the GPU
+    computes it natively (not a T4 or V100, which emulate it), with the fused kernels, the fused AdamW and TF32."""
     fake_gpu(monkeypatch, capability, old_torch)
     cuda = torch.device("cuda")
-    assert training.resolve_precision(cuda, "auto") == expected
-    assert training.resolve_precision(cuda, "fp32") == "fp32"
-    assert training.resolve_precision(cuda, "bf16") == "bf16"
+    course = training.Numerics("fp32", "math", fused_adamw=False, tf32=False, pin_memory=False)
+    assert training.resolve_numerics(cuda, "auto") == training.resolve_numerics(cuda, "fp32") == course
+    assert training.resolve_numerics(cuda, "bf16") == training.Numerics("bf16", "math", False, False, False)
+    fast = training.resolve_numerics(cuda, "fast")
+    assert fast == training.Numerics("bf16" if native else "fp32", "auto", True, True, True)
+    assert training.resolve_precision(cuda, "auto") == "fp32"
+
+
+def attention_kinds(net):
+    from submission.attention import _AttentionBase
+
+    return {m.attn_impl for m in net.modules() if isinstance(m, _AttentionBase)}
+
+
+def test_place_gives_a_gpu_run_the_course_s_numerics_and_fp32_there_is_true_fp32(monkeypatch):
+    """training.place on CUDA (a GPU faked: it only sets flags and the model's settings): auto and fp32 turn TF32 off
+    even where it was on (PyTorch's default for cuDNN), write every attention layer's formula out (self- and
+    cross-attention), keep the course's AdamW and do not pin; fast does the opposite of each."""
+    fake_gpu(monkeypatch, (9, 0))
+    with cuda_settings_as_they_were():
+        for precision in ("auto", "fp32", "fast"):
+            torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision != "fast"
+            net = GPT(small_config(20, perceiver=True))
+            trainer = Trainer(net, None, None, TrainerConfig())
+            numerics = training.place(trainer, "cuda", precision)
+            fast = precision == "fast"
+            assert torch.backends.cuda.matmul.allow_tf32 is torch.backends.cudnn.allow_tf32 is fast, precision
+            assert attention_kinds(net) == ({"auto"} if fast else {"math"}), precision
+            # two layers, the perceiver's only ones here: the down and up blocks' cross-attention
+            assert sum(hasattr(m, "attn_impl") for m in net.modules()) == 2
+            assert trainer.config.precision == ("bf16" if fast else "fp32") == numerics.precision
+            assert trainer.config.pin_memory is fast
+            assert bool(trainer.callbacks["on_train_start"]) is fast  # the fused AdamW, made when training starts
 
 
 # --- run.py --resume ------------------------------------------------------------------------------------------

@@ -14,9 +14,9 @@ the course-style fp32 step varies by up to 1.5x from step to step).
     birthplace examples, mostly padding).  Course-style (CourseStyleTrainer): plain-math attention,
     fp32, no padding trimming, a dataset that looks up every character in a dictionary, and a new
     4-worker DataLoader every epoch (its start-up is measured and spread over the epoch's steps).
-    Default: the project's Trainer.train loop, set up as src/run.py sets it up (the precision
-    "auto" resolves to; fused AdamW, and TF32 on CUDA), and its one persistent 4-worker DataLoader;
-    a step is timed from the end of the one before.  Both train the same math (the course's
+    Default: the project's Trainer.train loop, set up as src/run.py sets it up (the numerics "auto"
+    resolves to: on a CPU bf16 where native and the fused AdamW), and its one persistent 4-worker
+    DataLoader; a step is timed from the end of the one before.  Both train the same math (the course's
     optimizer groups, data order and schedule; tests/tools/test_bench.py checks they reach the same
     parameters), so only the speed differs.
     Tokens/s counts every position of the batch (127 per example) for both paths.

@@ -47,9 +47,8 @@ def sync(device):
 
 
 def default_trainer(model, dataset, device, precision="auto", **conf):
-    """A Trainer on the project's default path, set up as src/run.py sets one up: on `device`, in the
-    precision `precision` resolves to there, with the fused AdamW (and TF32 on CUDA).  It runs until timed_run
-    stops it."""
+    """A Trainer on the project's default path, set up as src/run.py sets one up: on `device`, with the numerics
+    `precision` resolves to there (training.resolve_numerics).  It runs until timed_run stops it."""
     conf = {"max_epochs": 10**6, "show_progress": False, **conf}
     trainer = Trainer(model, dataset, None, TrainerConfig(**conf))
     place(trainer, device, precision)

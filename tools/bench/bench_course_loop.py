@@ -8,7 +8,8 @@ pretraining each, and the minutes a whole pretraining would take.
 The course's side is the course starter's own trainer.py and model.py (its vanilla GPT: the course gives its
 attention), loaded from the folder --course-starter names; the kit never ships them.  The kit's side is the
 reference's Trainer as src/run.py sets it up for `./run.sh vanilla_pretrain`: training.place (the default
-precision, the fused AdamW, TF32 on CUDA; --compile as `./run.sh vanilla_pretrain compile`), the capped
+numerics: on CUDA the course's, on a CPU bf16 where native and the fused AdamW; --compile as `./run.sh
+vanilla_pretrain compile`), the capped
 DataLoader workers, the checkpoint and the loss log.  Both train the course-size model on the same batches of the
 reference's CharCorruptionDataset over the built-in wiki.txt (or --data), with the pretraining's settings as the
 reference's helper.pretrain gives them (the course's), for --epochs epochs instead of all of them.
