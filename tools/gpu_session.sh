@@ -5,10 +5,11 @@
 #   tools/gpu_session.sh [--budget SECONDS] [--seeds 0,1,2] [--parallel 3] [--out DIR] [--course-starter DIR]
 #                        [--data-dir DIR] [--data-seeds 0,1] [--experiments-first]
 #
-# First, together: the CUDA cases of the kit's tests, python -m pytest -m cuda tests/kit (cuda-tests.log), and the
-# learning arms, tools/bench/bench_learning.py (the perceiver's first epochs with one thing changed in each arm; in
-# the log).
-# Then, only if the CUDA tests passed, in parallel:
+# First, together (about 90 s on an H200): the decisive experiment, tools/bench/bench_learning.py (the perceiver's
+# first 20 epochs in arms that each change one thing of the fast path, and the attention's gradients with each
+# scaled_dot_product_attention backend forced: learning.json), and the CUDA cases of the kit's tests, python -m
+# pytest -m cuda tests/kit (cuda-tests.log).
+# Then, only if the CUDA tests passed and the default arm (the course's numerics) left the plateau, in parallel:
 #   - the experiment: tools/experiment.py run at the course's settings on the built-in data, the seeds trained
 #     --parallel on the one GPU, the grader on the first seed's deliverables at the end (experiment.json);
 #   - the same on another data folder, if --data-dir names one (default .gpu-session/course-data, where it exists:
@@ -66,14 +67,14 @@ torch.version.cuda, "gpu", torch.cuda.get_device_name() if torch.cuda.is_availab
   nproc
 } 2>&1 | tee -a "$LOG"
 
-# -- first, the checks that say whether training here is sound: the CUDA tests, and the learning arms beside them --
-# (tools/bench/bench_learning.py: the perceiver's first epochs, with one thing changed in each arm).  Training runs
-# only where the CUDA tests passed: on an H200 with torch 2.11 every pretraining learned next to nothing.
+# -- first, the checks that say whether training here is sound: the learning arms, and the CUDA tests beside them --
+# Training runs only where the CUDA tests passed and the default path learned: on an H200 with torch 2.11 the fast
+# path's pretrainings learned next to nothing.
 if passed tests; then
   say "CUDA tests: passed in an earlier command"
 else
-  say "CUDA tests: python -m pytest -m cuda tests/kit; meanwhile the learning arms"
-  LEARN=()
+  say "learning arms: tools/bench/bench_learning.py; meanwhile the CUDA tests: python -m pytest -m cuda tests/kit"
+  LEARN=(--arms all)  # the faults and the slower correct reading too: what the learning watch sees, at full size
   [[ -n "$SMALL" ]] && LEARN=(--epochs 1 --lines 64)
   if [[ ! -f "$WORK/learning.json" ]]; then
     timeout 240 "$PY" tools/bench/bench_learning.py ${LEARN[@]+"${LEARN[@]}"} --json "$WORK/learning.json" \
@@ -90,7 +91,16 @@ else
     tee -a "$LOG" < "$WORK/learning.log"
   fi
 fi
-cp "$WORK/cuda-tests.log" "$DEST/" 2>/dev/null
+cp "$WORK/cuda-tests.log" "$DEST/" 2>/dev/null  # learning.json travels in logs.tar.gz
+# the path the experiments train on must have learned: the default arm off the plateau at the watch's check epoch
+# (a rehearsal's single epoch cannot say: it goes on)
+if [[ -n "$SMALL" ]]; then
+  LEARNED=1
+elif "$PY" tools/bench/bench_learning.py --learned default "$WORK/learning.json" >> "$LOG" 2>&1; then
+  LEARNED=1
+else
+  LEARNED=""
+fi
 
 # -- the experiments (background) --------------------------------------------------------------------------------
 # the time kept for the timings after them, each measured once: none left to measure (or no starter), none kept
@@ -125,12 +135,14 @@ experiment() {
 # the other data folder first: the course's data is what students train on
 if ! passed tests; then
   say "experiments: not started: the CUDA tests failed (cuda-tests.log); training here would measure a fault"
+elif [[ -z "$LEARNED" ]]; then
+  say "experiments: not started: the default arm did not leave the plateau (learning.json); see docs/instructor.md"
 elif [[ -f "$DATA/birth_dev.tsv" ]]; then
   experiment data-experiment "$(cd "$DATA" && pwd)" "$DATA_SEEDS" "$(tr ',' '\n' <<< "$DATA_SEEDS" | wc -l)"
 else
   say "data-experiment: skipped: $DATA holds no birth_dev.tsv (copy the course's data files there first)"
 fi
-if passed tests; then
+if passed tests && [[ -n "$LEARNED" ]]; then
   experiment experiment "" "$SEEDS" "$PARALLEL"
 fi
 

@@ -3,6 +3,7 @@ course-style datasets must give exactly the project's examples (same spec, same 
 would not be like for like.  The benchmark itself runs outside CI (python tools/bench/bench.py).
 tools/bench/bench_course_loop.py times the course's own loop beside the kit's (where the course's starter is present)."""
 
+import dataclasses
 import random
 import re
 import subprocess
@@ -126,30 +127,77 @@ def test_the_course_loop_benchmark_refuses_a_folder_without_the_course_s_files(t
     assert err.count("\n") == 1 and "is not the course's starter" in err
 
 
-@pytest.mark.slow  # three course-size perceivers, an epoch each
+@pytest.mark.slow  # three course-size perceivers, two epochs each
 def test_the_learning_arms_each_change_their_one_thing_and_report_every_epoch(tmp_path):
     """bench_learning.py (tools/gpu_session.sh runs it before any training on a GPU): each arm trains in a process
-    of its own, and the results file gives each arm's device, precision and one mean loss per epoch."""
+    of its own, and the results file gives each arm's device, numerics, the kernels its step ran and one mean loss
+    per epoch; a CUDA-only arm says it was skipped."""
     import json
     import math
 
     out = tmp_path / "learning.json"
     r = subprocess.run([sys.executable, str(ROOT / "tools" / "bench" / "bench_learning.py"), "--epochs", "2",
-                        "--lines", "64", "--arms", "default,fp32,no-attn-drop", "--json", str(out)],
-                       capture_output=True, text=True, timeout=300)
+                        "--lines", "64", "--arms", "default,fused-fp32,fused-no-attn-drop,cudnn", "--no-gradients",
+                        "--json", str(out)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     results = json.loads(out.read_text(encoding="utf-8"))
-    assert results["kind"] == "cs224n-learning-arms" and results["epochs"] == 2
+    assert results["kind"] == "cs224n-learning-arms" and results["epochs"] == 2 and results["gradients"] is None
     arms = {a["arm"]: a for a in results["arms"]}
-    assert list(arms) == ["default", "fp32", "no-attn-drop"]
-    assert arms["default"]["precision"] == training.resolve_precision(torch.device("cpu"), "auto")
-    assert arms["fp32"]["precision"] == "fp32"
-    for arm in arms.values():
+    assert list(arms) == ["default", "fused-fp32", "fused-no-attn-drop", "cudnn"]
+    assert arms["cudnn"] == {"arm": "cudnn", "skipped": "needs CUDA"}
+    assert arms["default"]["numerics"] == dataclasses.asdict(training.resolve_numerics(torch.device("cpu"), "auto"))
+    assert arms["fused-fp32"]["numerics"]["precision"] == "fp32"
+    for name in ("default", "fused-fp32", "fused-no-attn-drop"):
+        arm = arms[name]
         assert arm["device"] == "cpu" and len(arm["epoch_loss"]) == 2 and all(map(math.isfinite, arm["epoch_loss"]))
+        assert any("attention" in k for k in arm["kernels"]) and any("adam" in k.lower() for k in arm["kernels"])
+        # 64 lines make one step an epoch: the check comes at step 100, which two epochs cannot reach
+        assert arm["check_epoch"] == 100 and arm["watch"] is None
     # the same seed and batches: the first step is the same everywhere, so only the dropout's draws tell the arm
     # without attention dropout from the default
-    assert arms["no-attn-drop"]["epoch_loss"] != arms["default"]["epoch_loss"]
-    assert r.stdout.count("\n") == 3 and r.stdout.startswith("default")
+    assert arms["fused-no-attn-drop"]["epoch_loss"] != arms["default"]["epoch_loss"]
+    assert r.stdout.count("\n") == 4 and r.stdout.startswith("default")
+    assert "cudnn               skipped: needs CUDA" in r.stdout
+    # tools/gpu_session.sh asks whether the default learned: two epochs cannot say, so it did not
+    said = subprocess.run([sys.executable, str(ROOT / "tools" / "bench" / "bench_learning.py"), "--learned",
+                           "default", str(out)], capture_output=True, text=True, timeout=60)
+    assert said.returncode == 1 and said.stdout == "default: too few epochs to say\n"
+    results["arms"][0].update(watch="off the plateau")
+    out.write_text(json.dumps(results), encoding="utf-8")
+    said = subprocess.run([sys.executable, str(ROOT / "tools" / "bench" / "bench_learning.py"), "--learned",
+                           "default", str(out)], capture_output=True, text=True, timeout=60)
+    assert said.returncode == 0 and said.stdout == "default: off the plateau\n"
+
+
+def test_the_learning_arms_train_to_the_watch_s_check_of_the_course_s_pretraining_by_default():
+    """The arms' 20 epochs are where the learning watch checks the course's pretraining on the built-in data."""
+    import math
+
+    import bench_learning
+    from kit import watch
+
+    corpus = bench_learning.pretraining_corpus(ROOT / "src" / "data")
+    check = watch.plateau_check_epoch(bench_learning.COURSE_EPOCHS, math.ceil(len(corpus) / 128))
+    assert bench_learning.CHECK_EPOCH == check == 20
+
+
+def test_the_gradient_check_compares_each_tensor_and_sees_a_mask_that_changes(monkeypatch):
+    """bench_learning.attention_gradients, at a small batch on the CPU: the formula written out and the math backend
+    agree with float64 in every tensor, at a self- and a cross-attention shape; a kernel whose keys get no gradient
+    is off in the keys' tensors alone, and a dropout that draws another mask for its backward pass is seen."""
+    import bench_learning
+
+    for tq, tk, self_attention in [(64, 64, True), (32, 98, False)]:
+        for r in bench_learning.attention_gradients("cpu", ["written", "math"], tq, tk, self_attention, batch=4):
+            assert r["worst_error"] < 1e-4 and not r["not_finite"] and r["dropout_mask_mismatch"] < 1e-5, r
+    attend = bench_learning.attention._AttentionBase.attend
+    monkeypatch.setattr(bench_learning.attention._AttentionBase, "attend",
+                        lambda self, q, k, v, mask: attend(self, q, k.detach(), v, mask))
+    [r] = bench_learning.attention_gradients("cpu", ["written"], 64, 64, True, batch=4)
+    assert r["errors"]["key.weight"] == pytest.approx(1.0) and r["errors"]["value.weight"] < 1e-4, r
+    monkeypatch.setattr(bench_learning.attention._AttentionBase, "attend", bench_learning.attend_with_another_mask)
+    [r] = bench_learning.attention_gradients("cpu", ["written"], 64, 64, True, batch=4)
+    assert r["worst_error"] < 1e-4 and r["dropout_mask_mismatch"] > 1e-3, r
 
 
 def test_the_learning_arms_refuse_an_arm_they_do_not_know(capsys):
