@@ -422,7 +422,14 @@ def write_params_pairs(out, params):
     path = out.with_name(out.stem + ".params.csv")
     write_csv(path, params_similarity.PAIR_COLUMNS, params.pairs)
     if params.failed:
-        print(f"the params files were not compared: {params.failed}")
+        print(f"warning: the params files were not compared: {params.failed}")
+        return []
+    for name, fname, why in params.problems:  # each submission's files that were left out, loudly
+        print(shown(f"warning: {name}: {fname + ' ' if fname else ''}not compared: "
+                    f"{why.removesuffix(': not compared')}"))
+    if not params.files:
+        print("warning: no params file was compared (none could be read): the class's params are unchecked, "
+              "not clean")
         return []
     by_pair = params_by_pair(params.pairs)
     print(f"possible copying (params files within {params_similarity.DRIFT_CEILING:.0%} of each other's size, "
@@ -523,6 +530,7 @@ th, td {{ border: 1px solid #ccc; padding: .2em .6em; text-align: left; font-siz
 th {{ background: #eee; }}
 img {{ max-width: 100%; }}
 table.sortable th {{ cursor: pointer; }}
+.warn {{ color: #a00000; font-weight: bold; }}
 </style></head><body>
 <h1>Class report: {title}</h1>
 <p>{summary}</p>
@@ -672,7 +680,13 @@ def params_section(params):
         return "<p>Not compared.</p>"
     e = html.escape
     if params.failed:
-        return f"<p>Not compared: {e(params.failed)}.</p>"
+        return f'<p class="warn">Not compared: {e(params.failed)}.</p>'
+    not_compared = ("<h3>Params files not compared</h3>" + table(
+        ["submission", "file", "why"], [[e(n), e(f), e(why)] for n, f, why in params.problems])
+        if params.problems else "")
+    if not params.files:  # nothing was compared: no pair found is no evidence of a clean class
+        return ('<p class="warn">No params file was compared: none could be read (below, why). The class\'s params '
+                "files are unchecked, not clean.</p>" + not_compared)
     import params_similarity  # the ceiling, stated once
 
     cut = params_similarity.DRIFT_CEILING
@@ -697,10 +711,7 @@ def params_section(params):
     if histogram:
         section += (f'<img alt="histogram of each params file\'s drift from its nearest file of another submission, '
                     f'the cut at {cut:.0%} marked" src="data:image/png;base64,{base64.b64encode(histogram).decode()}">')
-    if params.problems:
-        section += "<h3>Params files not compared</h3>" + table(
-            ["submission", "file", "why"], [[e(n), e(f), e(why)] for n, f, why in params.problems])
-    return section
+    return section + not_compared
 
 
 def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=(), ranked=None, params=None):

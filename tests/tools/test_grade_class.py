@@ -919,3 +919,22 @@ def test_a_comparison_that_cannot_run_stops_before_any_grading(tmp_path, monkeyp
     assert grade_class.main(argv) == 2
     assert "pip install -r tools/requirements.txt" in capsys.readouterr().err
     assert graded == [] and not (tmp_path / "grades.csv").exists()
+
+
+def test_a_params_comparison_that_compared_nothing_is_never_shown_as_clean(tmp_path, capsys):
+    """A comparison that read no params file (every upload unreadable, or none holds one) says so, on the page and
+    on the terminal, where it said "0 files compared: 0 pair(s)" and "None." as if the class were clean; each file
+    not compared is a warning naming its submission."""
+    import params_similarity as ps
+
+    nothing = ps.Comparison(0, [], [], [], [("ann", "", "the upload ann.zip cannot be read: not compared"),
+                                            ("bob", "vanilla.model.params", "vanilla.model.params could not be "
+                                                                            "loaded")], "")
+    section = class_report.params_section(nothing)
+    assert "0 files compared" not in section and "None." not in section
+    assert "No params file was compared" in section and "<td>ann</td>" in section
+    class_report.write_params_pairs(tmp_path / "grades.csv", nothing)
+    said = capsys.readouterr().out
+    assert "0 pair(s)" not in said and "warning: no params file was compared" in said, said
+    assert "warning: ann: not compared: the upload ann.zip cannot be read" in said, said
+    assert "warning: bob: vanilla.model.params not compared: vanilla.model.params could not be loaded" in said, said
