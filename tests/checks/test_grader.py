@@ -146,6 +146,19 @@ def test_a_suffix_one_character_short_is_named_with_the_truncation_it_looks_like
     assert "the suffix runs from the end of the masked span to the end of the truncated text" in out, out
 
 
+def test_a_swapped_suffix_and_masked_span_is_named_and_costs_the_rearrangement_alone(tmp_path, data):
+    """x = prefix + MASK + masked + MASK + suffix: 1e-1 (the rearrangement) fails and its message says that the masked
+    content and the suffix are swapped (it said only that prefix + masked + suffix must begin the line); 1e-3 reads
+    the span as the dataset orders it and passes (it failed too, under a title about the span's length)."""
+    src = copy_src(tmp_path, append={"dataset.py": corruption(swapped=True)})
+    results = judged_here(src, "1e-1-basic", "1e-3-basic", data=data)
+    out = results["1e-1-basic"]["message"]
+    assert results["1e-1-basic"]["status"] == "failed" and "swapped" in out, out
+    assert "the suffix comes right after the prefix's MASK_CHAR" in out, out
+    assert "doc[" not in out and "masked_len" not in out  # what is wrong, not the solution's line
+    assert results["1e-3-basic"]["status"] == "passed", results["1e-3-basic"]["message"]
+
+
 def test_missing_prediction_files_name_the_target(tmp_path, reference_src, data, solution):
     """The message names the target that writes the file and the student's folder, never the copy of it that a
     grading as root makes in its sandbox; where the answers are absent, so does the pending test's note."""
@@ -272,8 +285,12 @@ def test_thresholds_come_from_the_row_of_the_data(tmp_path, data, solution):
 
 def corruption(truncate="random.randint(4, int(self.block_size * 3 / 4))",
                masked_len="random.randint(1, max(1, n // 2))", start="random.randint(0, n - masked_len)",
-               closing=True, pad_to="self.block_size", xy="s[:-1], s[1:]", mask="self.MASK_CHAR", dtype="torch.long"):
-    """A course-style __getitem__ (string based, self.data / self.stoi), each step replaceable by a bug."""
+               closing=True, pad_to="self.block_size", xy="s[:-1], s[1:]", mask="self.MASK_CHAR", dtype="torch.long",
+               swapped=False):
+    """A course-style __getitem__ (string based, self.data / self.stoi), each step replaceable by a bug (swapped:
+    the masked span before the suffix)."""
+    order = ("doc[start:start + masked_len] + {mask} + doc[start + masked_len:]" if swapped
+             else "doc[start + masked_len:] + {mask} + doc[start:start + masked_len]").format(mask=mask)
     return f"""
 def _graded_getitem(self, idx):
     import random
@@ -284,7 +301,7 @@ def _graded_getitem(self, idx):
     n = len(doc)
     masked_len = {masked_len}
     start = {start}
-    s = doc[:start] + {mask} + doc[start + masked_len:] + {mask} + doc[start:start + masked_len]
+    s = doc[:start] + {mask} + {order}
     s = s + ({mask} if {closing} else "")
     s = s + self.PAD_CHAR * ({pad_to} - len(s))
     x, y = {xy}
@@ -339,6 +356,8 @@ DATASET_BUGS = {
         ["1e-4-basic", "1e-0-basic", "1e-5-basic"] if sys.version_info < (3, 12) else
         ["1e-4-basic", "1e-0-basic", "1e-1-basic", "1e-5-basic", "1e-2-basic", "1e-3-basic", "1e-6-basic"]),
     "y not shifted": (dict(xy="s[:-1], s[:-1]"), ["1e-2-basic"]),
+    # the rearrangement's bug alone: the masked span's length is still the handout's, and 1e-3 reads it
+    "suffix and masked span swapped": (dict(swapped=True), ["1e-1-basic"]),
     "mask char swapped with pad": (dict(mask="self.PAD_CHAR"), ["1e-1-basic", "1e-5-basic", "1e-3-basic"]),
     "no randomness at all": (dict(truncate="int(self.block_size * 3 / 4)", masked_len="max(1, n // 4)",
                                   start="n // 3"), ["1e-0-basic", "1e-3-basic", "1e-6-basic"]),
