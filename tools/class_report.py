@@ -33,9 +33,12 @@ from kit import upload  # noqa: E402  (which files of an upload are graded: the 
 # out (present only where submissions are graded)
 from grader import GOLD_FILES  # noqa: E402
 
-SIMILAR = 0.98  # fraction of the informative lines (similar_pairs) on which two prediction files agree: flagged
-MIN_EVIDENCE = 10  # informative lines a pair must have before its agreement is read as anything
-CROWD = 10  # files of one length from which on: an answer most of them give on a line is no evidence
+# A pair of submissions is flagged where their prediction files share more wrong answers than independent runs do:
+# at least MIN_EVIDENCE of them, beyond what each file shares with the class's other files (similar_pairs) by so much
+# that a count of independent coincidences (Poisson's tail, Bernstein's bound) reaches it with probability below
+# ALARM
+MIN_EVIDENCE = 10
+ALARM = 1e-6
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -103,70 +106,96 @@ def accuracy(lines, answers):
 
 
 class PredictionPair(NamedTuple):
-    """Two submissions' prediction files of one name that agree on most of their informative lines."""
+    """One prediction file of a flagged pair of submissions: the wrong answers the two files share."""
     a: str
     b: str
     file: str
     lines: int
-    informative: int  # lines where the two are not both blank, nor both the class's most common answer
-    same: int  # informative lines on which they give the same answer
-    fraction: float  # same / informative
-    same_wrong: object  # of those, the answers that are wrong ("" where the answers are absent)
+    both_wrong: int  # lines both answer (not blank), both wrongly
+    same_wrong: int  # of them, those with the same wrong answer
+    fraction: float  # same_wrong / both_wrong
+    expected: float  # the wrong answers in common that independent runs share: the larger of the two files' median
+    # over the class's other files of that length
     distinct_a: int  # distinct non-blank answers in each file: a file of one answer repeated has 1
     distinct_b: int
 
 
-PAIR_COLUMNS = ["submission_a", "submission_b", "file", "lines", "informative_lines", "same_lines", "fraction_same",
-                "same_wrong_answers", "distinct_answers_a", "distinct_answers_b"]
+PAIR_COLUMNS = ["submission_a", "submission_b", "file", "lines", "wrong_in_both", "same_wrong_answers",
+                "fraction_same_wrong", "independent_runs_share", "distinct_answers_a", "distinct_answers_b"]
 
 
-def similar_pairs(preds_by_name, answers, threshold=SIMILAR):
-    """A PredictionPair for every pair of submissions and prediction file of equal length whose informative lines
-    agree on at least `threshold` of them, MIN_EVIDENCE lines or more.  What two files share is evidence only
-    where it could tell a copy from two runs: a line both leave blank is not, nor one where both give the answer
-    most of the class's files give (in a class of CROWD files or more): two files of empty lines, or of the
-    baseline's answer on every line, agree on everything and show nothing.  Vectorised per file: each distinct
-    line gets an integer id, so a class of hundreds is a few numpy comparisons, not a Python loop over line
-    pairs."""
+def beyond_chance(observed, expected):
+    """Whether `observed` coincidences, where independent runs make `expected`, are more than chance makes with
+    probability ALARM: Bernstein's bound on a sum of independent 0/1 counts of mean `expected`, exp(-t^2 / (2
+    (expected + t / 3))) for t = observed - expected, below ALARM."""
+    import math
+
+    t = observed - expected
+    return t > 0 and t * t / (2 * (expected + t / 3)) > -math.log(ALARM)
+
+
+def similar_pairs(preds_by_name, answers):
+    """The PredictionPairs of every pair of submissions whose prediction files share more wrong answers than
+    independent runs do.  Right answers in common are no evidence (two good runs agree on them), nor blank lines
+    (no answer); a wrong answer two files share is, against what independent runs share: for each file, the median
+    of the wrong answers it shares with each other file of the class of its length (the pair left out).  A deliverable
+    whose files most of the class computed alike (one seed, one data order, the same code: the vanilla model without
+    pretraining) shares its wrong answers with most files, and two of them are not a pair; a copy shares them with
+    its source alone.  A pair is flagged on the sum over its files: MIN_EVIDENCE wrong answers in common or more,
+    beyond_chance over the larger of the two medians.  Files are compared with the answers of their length only
+    (unanswered names those not compared).  Vectorised per file: each distinct answer gets an integer id, so a class
+    of hundreds is a few numpy products, not a Python loop over line pairs."""
     import numpy as np
 
-    rows = []
+    found = {}  # (a, b) -> [(file, lines, both wrong, same wrong, expected, distinct a, distinct b)]
     for fname in PREDICTION_FILES:
-        have = [(n, p[fname]) for n, p in preds_by_name.items() if fname in p and p[fname]]
-        by_length = {}
-        for n, lines in have:
-            by_length.setdefault(len(lines), []).append((n, lines))  # only files of equal length compare
         gold = answers.get(fname)
-        for length, group in by_length.items():
-            if len(group) < 2:
-                continue
-            ids = {}
-            mat = np.array([[ids.setdefault(line.strip(), len(ids)) for line in lines] for _, lines in group])
-            blank = mat == ids.get("", -1)
-            common = np.full(length, -1)  # the answer more than half of the files give on each line, if any
-            if len(group) >= CROWD:
-                for j in range(length):
-                    counts = np.bincount(mat[:, j])
-                    if counts.max() * 2 > len(group):
-                        common[j] = counts.argmax()
-            usual = blank | (mat == common)  # per file and line: no evidence when both files of a pair have it
-            wrong = None
-            if gold is not None and len(gold) == length:
-                wrong = mat != np.array([ids.get(a.strip(), -2) for a in gold])
-            distinct = [len({line.strip() for line in lines} - {""}) for _, lines in group]
-            for i in range(len(group) - 1):
-                informative = ~(usual[i] & usual[i + 1:])
-                same = (mat[i] == mat[i + 1:]) & informative
-                counted, agreed = informative.sum(axis=1), same.sum(axis=1)
-                frac = agreed / np.maximum(counted, 1)
-                for k in np.nonzero((counted >= MIN_EVIDENCE) & (frac >= threshold))[0]:
-                    j = i + 1 + int(k)
-                    same_wrong = int((same[k] & wrong[i]).sum()) if wrong is not None else ""
-                    rows.append(PredictionPair(group[i][0], group[j][0], fname, length, int(counted[k]),
-                                               int(agreed[k]), round(float(frac[k]), 4), same_wrong, distinct[i],
-                                               distinct[j]))
+        group = sorted((n, p[fname]) for n, p in preds_by_name.items() if p.get(fname) and gold is not None
+                       and len(p[fname]) == len(gold))
+        if len(group) < 2:
+            continue
+        ids = {"": 0}
+        mat = np.array([[ids.setdefault(line.strip(), len(ids)) for line in lines] for _, lines in group])
+        right = np.array([ids.get(a.strip(), -1) for a in gold])
+        wrong = (mat != right) & (mat != 0)  # a blank line is no answer
+        both = wrong.astype(np.int64) @ wrong.T.astype(np.int64)
+        same = np.zeros_like(both)
+        for i in range(len(group)):
+            same[i] = ((mat == mat[i]) & wrong[i]).sum(axis=1)
+        distinct = [len({line.strip() for line in lines} - {""}) for _, lines in group]
+        n = len(group)
+        for i, k in zip(*np.nonzero(np.triu(same, 1))):
+            others = [c for c in range(n) if c not in (i, k)]
+            typical = max((float(np.median(same[x, others])) for x in (i, k)), default=0.0) if others else 0.0
+            found.setdefault((group[i][0], group[k][0]), []).append(
+                (fname, len(gold), int(both[i, k]), int(same[i, k]), typical, distinct[i], distinct[k]))
+    rows = []
+    for (a, b), files in sorted(found.items()):
+        observed, expected = sum(f[3] for f in files), sum(f[4] for f in files)
+        if observed >= MIN_EVIDENCE and beyond_chance(observed, expected):
+            rows += [PredictionPair(a, b, f, lines, both, same, round(same / max(both, 1), 4), round(expected, 1),
+                                    da, db) for f, lines, both, same, expected, da, db in files]
     rows.sort(key=lambda r: (r.a, r.b, PREDICTION_FILES.index(r.file)))
     return rows
+
+
+def unanswered(preds_by_name, answers):
+    """[(prediction file, why)] of the files that similar_pairs could not compare: no answers in the data folder, or
+    files of another length than the answers (their accuracy cells stay empty too)."""
+    out = []
+    for fname in PREDICTION_FILES:
+        held = [n for n, p in preds_by_name.items() if p.get(fname)]
+        gold = answers.get(fname)
+        if held and gold is None:
+            out.append((fname, f"the data folder has no answers for {fname}: its {len(held)} files were not "
+                               "compared"))
+        elif held:
+            odd = sorted(n for n in held if len(preds_by_name[n][fname]) != len(gold))
+            if odd:
+                out.append((fname, f"{len(odd)} {fname} files have another number of lines than its "
+                                   f"{len(gold)} answers and were not compared ({', '.join(odd[:5])}"
+                                   f"{', ...' if len(odd) > 5 else ''})"))
+    return out
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -346,12 +375,13 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
     pairs = similar_pairs(preds, answers)
     pairs_path = out.with_name(out.stem + ".pairs.csv")
     write_csv(pairs_path, PAIR_COLUMNS, pairs)
-    flagged = sorted({(r.a, r.b) for r in pairs})
-    print(f"possible copying (prediction files >= {SIMILAR:.0%} identical on their informative lines): "
-          f"{len(flagged)} pair(s); details in {pairs_path}")
-    for a, b in flagged:
-        files = [f"{r.file} {r.fraction:.1%}" for r in pairs if (r.a, r.b) == (a, b)]
-        print(shown(f"  {a} ~ {b}: {', '.join(files)}"))
+    by_pair = predictions_by_pair(pairs)
+    print(f"possible copying (prediction files sharing more wrong answers than independent runs do): "
+          f"{len(by_pair)} pair(s); details in {pairs_path}")
+    for (a, b), rows in by_pair.items():
+        print(shown(f"  {a} ~ {b}: {shared_words(rows)}"))
+    for _, why in unanswered(preds, answers):
+        print(shown(f"warning: {why}"))
 
     code_pairs, ranked = (None, None) if code is None else write_code_pairs(out, code, boilerplate, code_files,
                                                                             others)
@@ -440,6 +470,22 @@ def write_params_pairs(out, params):
     for (a, b), found in by_pair.items():
         print(shown(f"  {a} ~ {b}: {nearest_files(found)}"))
     return params.pairs
+
+
+def predictions_by_pair(rows):
+    """{(a, b): their PredictionPairs} of similar_pairs' rows, in its order."""
+    out = {}
+    for r in rows:
+        out.setdefault((r.a, r.b), []).append(r)
+    return out
+
+
+def shared_words(rows):
+    """A flagged pair's prediction files in a few words: the wrong answers in common, and what independent runs
+    share."""
+    same, expected = sum(r.same_wrong for r in rows), sum(r.expected for r in rows)
+    return (f"{same} wrong answers in common over {len(rows)} file{'s' if len(rows) > 1 else ''} (independent runs "
+            f"share {expected:.1f})")
 
 
 def params_by_pair(pairs):
@@ -553,8 +599,12 @@ at.</p>
 <h2>Possible copying: params files</h2>
 {params}
 <h2>Possible copying: prediction files</h2>
-<p>Pairs whose prediction files agree on at least {same:.0%} of their informative lines: a line both leave blank,
-or on which both give the answer most of the class gives, shows nothing and is left out.</p>
+<p>Pairs whose prediction files share more wrong answers than independent runs do: right answers in common show
+nothing (two good runs agree on them), nor blank lines.  What independent runs share is, for each file, the median
+of the wrong answers it shares with each other file of the class; a deliverable most of the class computed alike
+(one seed, one data order) shares them with most files, and is no evidence.  A pair is flagged from {least} wrong
+answers in common, where chance gives that many beyond what independent runs share with probability below
+{alarm:g}.</p>
 {predictions}
 <h2>Not graded</h2>
 {ungraded}
@@ -624,7 +674,8 @@ class Cluster(NamedTuple):
 def clusters(pred_pairs, code_pairs, params_pairs=()):
     """The groups of submissions that flagged pairs of any kind join (a pair of prediction files, of code, of
     params files; their union), the largest first, then those more kinds join: [Cluster]."""
-    links = [(r.a, r.b, "predictions", f"predictions: {r.file} {r.fraction:.1%}") for r in pred_pairs]
+    links = [(a, b, "predictions", f"predictions: {shared_words(rows)}")
+             for (a, b), rows in predictions_by_pair(pred_pairs).items()]
     links += [(p.a, p.b, "code", f"code {p.score:.0%}") for p, _ in code_pairs or []]
     links += [(a, b, "params", f"params: {nearest_files(found)}") for (a, b), found in
               params_by_pair(params_pairs).items()]
@@ -776,14 +827,12 @@ def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=()
         code += table(["submission", "submission", "score", "share of the first", "share of the second", "flagged"],
                       [[e(p.a), e(p.b), f"{p.score:.0%}", f"{p.score_a:.0%}", f"{p.score_b:.0%}",
                         "yes" if (p.a, p.b) in flagged_set else ""] for p in ranked[:RANKED_SHOWN]])
-    by_pair = {}
-    for r in pred_pairs:
-        by_pair.setdefault((r.a, r.b), []).append(
-            f"{e(r.file)}: {r.fraction:.1%} of {r.informative} informative lines the same"
-            + (f", {r.same_wrong} of them wrong in both" if r.same_wrong != "" else "")
-            + f"; distinct answers {r.distinct_a} and {r.distinct_b}")
-    predictions = table(["submission", "submission", "files"],
-                        [[e(a), e(b), "<br>".join(files)] for (a, b), files in sorted(by_pair.items())])
+    predictions = table(["submission", "submission", "in all", "files"],
+                        [[e(a), e(b), e(shared_words(rows)),
+                          "<br>".join(e(f"{r.file}: {r.same_wrong} of the {r.both_wrong} lines both answer wrongly "
+                                        f"the same (independent runs share {r.expected:g}); distinct answers "
+                                        f"{r.distinct_a} and {r.distinct_b}") for r in rows)]
+                         for (a, b), rows in predictions_by_pair(pred_pairs).items()])
     groups = table(["submissions", "joined by", "flagged pairs"],
                    [["<br>".join(e(m) for m in c.members), e(" and ".join(c.kinds)),
                      "<br>".join(e(f"{a} ~ {b}: {what}") for a, b, what in c.links)]
@@ -793,4 +842,4 @@ def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=()
     return REPORT.format(title=e(out.stem), summary=summary, facts=fact_list, roster=roster_table, stats=stats,
                          histograms=histograms, clusters=groups, code=code, params=params_section(params),
                          predictions=predictions,
-                         ungraded=ungraded, same=SIMILAR)
+                         ungraded=ungraded, least=MIN_EVIDENCE, alarm=ALARM)

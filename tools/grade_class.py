@@ -18,10 +18,10 @@ Outputs, beside --out (grades.csv):
                       their total, per-test points, accuracy of each prediction file
                       against the answers in the data folder, and the problems found (broken zip, missing
                       files, code that does not import, a grader that did not finish)
-  grades.pairs.csv    pairs of submissions whose prediction files agree on >= 98 % of their informative lines
-                      (not both blank, not both the answer most of the class gives), with the wrong answers
-                      in common and each file's distinct answers: possible copying, for a person to look at
-                      (also printed)
+  grades.pairs.csv    pairs of submissions whose prediction files share more wrong answers than independent
+                      runs do (right answers and blank lines are no evidence; what independent runs share is
+                      each file's median with the class's other files), one row per file, with each file's
+                      distinct answers: possible copying, for a person to look at (also printed)
   grades.similar.csv  pairs of submissions whose code, beyond what the starter gives everyone, is similar
                       (tools/code_similarity.py: copydetect's fingerprints, blind to names, comments, layout
                       and the order of functions): the pair's score, each file's, the most similar file

@@ -147,7 +147,7 @@ def test_identical_predictions_are_flagged_as_a_pair(graded):
         pairs = list(csv.DictReader(f))
     assert {(p["submission_a"], p["submission_b"]) for p in pairs} == {("alice", "bob")}
     assert sorted(p["file"] for p in pairs) == sorted(grade_class.PREDICTION_FILES)
-    assert all(float(p["fraction_same"]) == 1.0 and int(p["same_wrong_answers"]) > 0 for p in pairs)
+    assert all(float(p["fraction_same_wrong"]) == 1.0 and int(p["same_wrong_answers"]) > 0 for p in pairs)
     assert "alice ~ bob" in proc.stdout
 
 
@@ -358,7 +358,7 @@ def test_flagged_pairs_of_either_kind_join_into_groups_the_largest_first(tmp_pat
     import code_similarity
 
     def pred(a, b):
-        return class_report.PredictionPair(a, b, "vanilla.pretrain.dev.predictions", 500, 400, 398, 0.995, 3, 80, 81)
+        return class_report.PredictionPair(a, b, "vanilla.pretrain.dev.predictions", 500, 400, 398, 0.995, 3.0, 80, 81)
 
     def code(a, b, score):
         return code_similarity.Pair(a, b, score, score, score, 900, {"dataset.py": score}, {"dataset.py": 900}), ""
@@ -369,7 +369,8 @@ def test_flagged_pairs_of_either_kind_join_into_groups_the_largest_first(tmp_pat
     assert [(g.members, g.kinds) for g in groups] == [(["alice", "bob", "carol", "dave"], ["code", "predictions"]),
                                                       (["erin", "frank"], ["code"])]
     assert ("carol", "dave", "code 80%") in groups[0].links and len(groups[0].links) == 4
-    assert ("alice", "bob", "predictions: vanilla.pretrain.dev.predictions 99.5%") in groups[0].links
+    assert ("alice", "bob", "predictions: 398 wrong answers in common over 1 file (independent runs share 3.0)"
+            ) in groups[0].links
     ordered = [(n, {"graded": False, "problems": []}) for n in ("alice", "bob", "carol", "dave", "erin", "frank",
                                                                  "gina")]
     page = class_report.report_page(tmp_path / "grades.csv", ordered, preds, codes, None)
@@ -378,52 +379,44 @@ def test_flagged_pairs_of_either_kind_join_into_groups_the_largest_first(tmp_pat
     assert "gina" not in section and "code and predictions" in section, section
 
 
-def test_nearly_identical_means_at_least_98_percent_of_lines():
-    rng = random.Random(0)
-    base = [rng.choice(PLACES) for _ in range(100)]
-
-    def changed(k):
-        return [("Nowhere" if i < k else p) for i, p in enumerate(base)]
-
-    preds = {"a": {"vanilla.pretrain.dev.predictions": base},
-             "b": {"vanilla.pretrain.dev.predictions": changed(2)},   # 98 % the same: flagged with a
-             "c": {"vanilla.pretrain.dev.predictions": changed(3)},   # 97 %: not with a, but 99 % with b
-             "d": {"vanilla.pretrain.dev.predictions": base[:99]}}    # other length: never compared
-    pairs = class_report.similar_pairs(preds, {})
-    assert {(p[0], p[1]) for p in pairs} == {("a", "b"), ("b", "c")}
-    assert [p.fraction for p in pairs] == [0.98, 0.99]
-    assert [(p.informative, p.same) for p in pairs] == [(100, 98), (100, 99)]  # no blank, no crowd: every line
-
-
-def test_blank_lines_and_the_crowds_answers_are_no_evidence_of_copying():
-    """Two files of empty lines, or of the answer most of the class gives on each line, agree on every line and show
-    nothing: such lines are left out (both blank; both the answer of more than half of a class of CROWD files or
-    more), and a pair is judged on what is left, MIN_EVIDENCE lines at least.  A copy's rare answers in common are
-    what flags it; the rows say how many of them are wrong and how many distinct answers each file gives."""
+def test_prediction_pairs_are_flagged_by_wrong_answers_shared_beyond_what_independent_runs_share():
+    """Evidence of copying is wrong answers in common, measured against what each of the two files shares with the
+    class's other runs.  Two files right on nearly every line agree on their right answers and show nothing (they
+    were flagged at 100 %, "0 of them wrong in both"); a copy that changed one answer shares its source's wrong
+    answers and is flagged, with how many independent runs share; a crowd of weak runs that gives one wrong answer
+    on the same 60 lines (most of the class: one computation) shares it with most files, and two of them are not a
+    pair; blank lines are no answer; a file of another length is never compared."""
     rng = random.Random(1)
-    places = [f"Town {k}" for k in range(300)]  # so many that no place is more than half of a line's answers by chance
+    places = [f"Town {k}" for k in range(300)]
     gold = [rng.choice(places) for _ in range(100)]
-    own = {f"s{k}": [rng.choice(places) for _ in range(100)] for k in range(12)}  # independent runs
-    crowd = "Springfield"  # the weak models' one answer, which no independent run here draws otherwise
-    for k in range(7):  # with the two below, more than half of the class's 17 files answer it on 60 questions
+
+    def run(accuracy):
+        return [g if rng.random() < accuracy else rng.choice(places) for g in gold]
+
+    own = {f"s{k}": run(0.3) for k in range(12)}  # independent runs
+    crowd = "Springfield"
+    for k in range(9):  # with crowd1 and crowd2, 11 of the class's 18 files answer it on the same 60 questions
         own[f"s{k}"][:60] = [crowd] * 60
-    own["copy"] = list(own["s7"])
+    own["crowd1"], own["crowd2"] = [crowd] * 60 + run(0.3)[60:], [crowd] * 60 + run(0.3)[60:]
+    own["ace1"], own["ace2"] = list(gold), [("Elsewhere" if i == 7 else g) for i, g in enumerate(gold)]
+    own["copy"] = list(own["s9"])
     own["copy"][0] = "Nowhere"  # a copy that changed one answer
     own["blank1"], own["blank2"] = [""] * 100, [""] * 100
-    own["crowd1"], own["crowd2"] = [crowd] * 60 + own["s8"][60:], [crowd] * 60 + own["s9"][60:]
+    own["short"] = own["s9"][:99]
     fname = "vanilla.pretrain.dev.predictions"
     pairs = class_report.similar_pairs({n: {fname: lines} for n, lines in own.items()}, {fname: gold})
-    assert [{p.a, p.b} for p in pairs] == [{"copy", "s7"}], pairs  # not the crowd's pairs, not the blanks
+    assert [(p.a, p.b) for p in pairs] == [("copy", "s9")], pairs
     (p,) = pairs
-    assert p.informative == 100 and p.same == 99 and p.fraction == 0.99  # s7 and its copy are not the crowd
-    assert p.same_wrong == sum(a != g for a, g in zip(own["s7"][1:], gold[1:]))
-    distinct = {p.a: p.distinct_a, p.b: p.distinct_b}
-    assert distinct == {"copy": len(set(own["copy"])), "s7": len(set(own["s7"]))}
-    # the crowd's files agree on all 60 of its lines, but on the other 40 they differ: no pair
-    assert not [q for q in pairs if {q.a, q.b} <= {"s0", "s1", "crowd1"}]
-    # in a class too small to have a crowd, only the blanks are left out: two files of empty lines never pair
-    small = {n: {fname: own[n]} for n in ("blank1", "blank2", "s1")}
-    assert class_report.similar_pairs(small, {fname: gold}) == []
+    wrong = sum(a != g for a, g in zip(own["s9"][1:], gold[1:]))
+    assert p.same_wrong == wrong and p.both_wrong == wrong and p.fraction == 1.0
+    assert p.expected < 2 and p.lines == 100  # what s9 and the copy share with the others: next to nothing
+    assert (p.distinct_a, p.distinct_b) == (len(set(own["copy"])), len(set(own["s9"])))
+    # in a class of three, two copies share their wrong answers, the third run nothing with them: flagged; two
+    # files of blank lines share no answer at all
+    small = {n: {fname: own[n]} for n in ("s9", "copy", "s10")}
+    assert [(p.a, p.b) for p in class_report.similar_pairs(small, {fname: gold})] == [("copy", "s9")]
+    blanks = {n: {fname: own[n]} for n in ("blank1", "blank2", "s10")}
+    assert class_report.similar_pairs(blanks, {fname: gold}) == []
 
 
 @pytest.mark.parametrize("layout", ["flat", "src/submission/", "one_folder/", "one_folder/submission/"])
