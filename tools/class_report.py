@@ -25,13 +25,17 @@ import srcpath
 from srcpath import SRC
 
 srcpath.use(SRC)
-from kit.course import PREDICTION_FILES  # noqa: E402  (the one list of deliverables)
+from kit.course import DELIVERABLES, PARAMS_FILES, PREDICTION_FILES  # noqa: E402  (the one list of deliverables)
 from kit import fileio  # noqa: E402  (how the grader reads prediction lines and answer rows)
 from kit.fileio import atomic_path  # noqa: E402  (the drivers' one atomic writer)
 from kit import upload  # noqa: E402  (which files of an upload are graded: the same rule as on Gradescope)
 # the answers each prediction file is scored against: dev answers ship with the data, test answers are held
 # out (present only where submissions are graded)
 from grader import GOLD_FILES  # noqa: E402
+# which prediction file each test grades, and the kind of failure whose judge found a file that its params do not
+# give (results.json's extra_data "reason": a typed word, never read from a message)
+from grader import PREDICTION_TESTS  # noqa: E402
+from grading.registry import PredictionsNotFromParams  # noqa: E402
 
 # A pair of submissions is flagged where their prediction files share more wrong answers than independent runs do:
 # at least MIN_EVIDENCE of them, beyond what each file shares with the class's other files (similar_pairs) by so much
@@ -273,10 +277,11 @@ def grade_rows(records, test_ids, preds, answers):
         if rec.get("graded"):
             totals.append(res["score"])
         acc_cells = []
+        unmatched = unmatched_files(rec)
         for f in PREDICTION_FILES:
             a = accuracy(preds.get(name, {}).get(f), answers.get(f))
             acc_cells.append("" if a is None else f"{a:.4f}")
-            if a is not None:
+            if a is not None and f not in unmatched:  # a file its params do not give earns nothing: not in the plot
                 accs[f].append(a)
         rows.append([name, "yes" if rec.get("graded") else "no", *sums] + points + acc_cells
                     + ["; ".join(rec.get("problems", []))])
@@ -383,8 +388,8 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
     for _, why in unanswered(preds, answers):
         print(shown(f"warning: {why}"))
 
-    code_pairs, ranked = (None, None) if code is None else write_code_pairs(out, code, boilerplate, code_files,
-                                                                            others)
+    code_pairs, ranked, pair_pages = ((None, None, None) if code is None else
+                                      write_code_pairs(out, code, boilerplate, code_files, others))
     params_pairs = [] if params is None else write_params_pairs(out, params)
     groups = clusters(pairs, code_pairs, params_pairs)
     if groups:
@@ -392,15 +397,19 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
                     f"({' and '.join(groups[0].kinds)})"))
 
     png = out.with_suffix(".png")
-    if plot(png, totals, accs, part_points(ordered, test_ids)):
+    by_part = part_points(ordered, test_ids)
+    zero_parts = [p for p, v in by_part.items() if v and not any(v)]  # no histogram of an axis around 0
+    if plot(png, totals, accs, {p: v for p, v in by_part.items() if p not in zero_parts}):
         print(f"wrote {png}")
     else:
         png = None
         print("(matplotlib is not installed: no histogram)")
 
+    students = write_student_pages(out, ordered, roster(ordered, test_ids, pairs, code_pairs, params)[2])
     page = out.with_name("report.html")
     with private_path(page) as tmp:
-        Path(tmp).write_text(report_page(out, ordered, pairs, code_pairs, png, test_ids, facts, ranked, params),
+        Path(tmp).write_text(report_page(out, ordered, pairs, code_pairs, png, test_ids, facts, ranked, params,
+                                         students, pair_pages, zero_parts),
                              encoding="utf-8", errors="backslashreplace")
     print(f"wrote {page}: open it in a browser")
 
@@ -411,8 +420,9 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
 
 def write_code_pairs(out, code, boilerplate, code_files, others=None):
     """Compare the class's code (and each submission's with `others`), write grades.similar.csv and one
-    side-by-side page per flagged pair in grades.similar/; returns [(pair, the page's path relative to out's
-    folder)] of the flagged pairs, and every pair compared, the highest score first."""
+    side-by-side page per pair the report lists (the flagged ones, and the RANKED_SHOWN highest, near misses
+    included) in grades.similar/; returns [(pair, the page's path relative to out's folder)] of the flagged pairs,
+    every pair compared, the highest score first, and {(a, b): its page's path} of every listed pair."""
     import code_similarity  # copydetect: tools/requirements.txt
 
     starter = code_similarity.fingerprint(boilerplate)  # never counts, and never highlighted on a pair's page
@@ -422,15 +432,17 @@ def write_code_pairs(out, code, boilerplate, code_files, others=None):
     folder = out.with_name(out.stem + ".similar")
     folder.mkdir(mode=0o700, exist_ok=True)
     os.chmod(folder, 0o700)
-    pages = []
-    for k, pair in enumerate(flagged, 1):
+    listed = flagged + [p for p in ranked[:RANKED_SHOWN] if p not in flagged]
+    pair_pages = {}
+    for k, pair in enumerate(listed, 1):
         page = folder / f"pair-{k}.html"
         with private_path(page) as tmp:
             Path(tmp).write_text(code_similarity.side_by_side(pair, bodies, "report.html", starter), encoding="utf-8",
                                  errors="backslashreplace")
-        pages.append((pair, f"{folder.name}/{page.name}"))
-    for old in folder.glob("pair-*.html"):  # an earlier run's pages of pairs no longer flagged
-        if old.name not in {Path(rel).name for _, rel in pages}:
+        pair_pages[pair.a, pair.b] = f"{folder.name}/{page.name}"
+    pages = [(pair, pair_pages[pair.a, pair.b]) for pair in flagged]
+    for old in folder.glob("pair-*.html"):  # an earlier run's pages of pairs no longer listed
+        if old.name not in {Path(rel).name for rel in pair_pages.values()}:
             old.unlink()
     path = out.with_name(out.stem + ".similar.csv")
     write_csv(path, ["submission_a", "submission_b", "score", "score_a", "score_b", "matched_characters",
@@ -441,7 +453,7 @@ def write_code_pairs(out, code, boilerplate, code_files, others=None):
           f"pair(s); details in {path}, side by side in {folder}/")
     for p, rel in pages:
         print(shown(f"  {p.a} ~ {p.b}: {p.score:.0%}, most in {p.most_similar_file}"))
-    return pages, ranked
+    return pages, ranked, pair_pages
 
 
 def write_params_pairs(out, params):
@@ -633,31 +645,145 @@ document.querySelectorAll("table.sortable th").forEach(function (th, column) {{
 """
 
 
-def roster(ordered, test_ids, pred_pairs, code_pairs, params_pairs=()):
+def unmatched_files(rec):
+    """The prediction files of a cache record whose judge found that their params do not give them."""
+    tests = (rec.get("results") or {}).get("tests", [])
+    return [PREDICTION_TESTS[t["number"]] for t in tests if t.get("number") in PREDICTION_TESTS
+            and (t.get("extra_data") or {}).get("reason") == PredictionsNotFromParams.reason]
+
+
+def missing_words(missing):
+    """A submission's missing deliverables in a few words: "missing 12 of 18 deliverables: model.py, 6 prediction
+    files, 5 params files" (a kind of file named where one is missing, counted where more are)."""
+    code = [n for n in missing if n.endswith(".py")]
+    said = code[:2] + ([f"{len(code) - 2} more .py files"] if len(code) > 2 else [])
+    for kind, names in (("prediction files", [n for n in missing if n in PREDICTION_FILES]),
+                        ("params files", [n for n in missing if n in PARAMS_FILES])):
+        if names:
+            said.append(names[0] if len(names) == 1 else f"{len(names)} {kind}")
+    return f"missing {len(missing)} of {len(DELIVERABLES)} deliverables: {', '.join(said)}"
+
+
+# What needs the instructor, the strongest first: a submission that was not graded; prediction files that their
+# params do not give (not one run's: the strongest sign of files taken from elsewhere); a flagged pair (params, code
+# or prediction files copied); missing deliverables; params files that could not be compared
+NOT_GRADED, NOT_FROM_PARAMS, COPIED, MISSING, NOT_COMPARED = range(5)
+
+
+def roster(ordered, test_ids, pred_pairs, code_pairs, params=None):
     """The rows of the page's roster: per submission, its coding points, extra credit and total, each part's points,
-    what it is flagged with (the other side of each flagged pair) and its problems."""
+    and what needs the instructor ("attention": [(rank, words)], the strongest first: NOT_GRADED ... NOT_COMPARED),
+    with its problems in full.  params: params_similarity's Comparison (None: not compared).  Returns (the parts,
+    {part: its maximum}, the rows)."""
     parts = parts_of(test_ids)
-    flags = {}
-    for (a, b), found in params_by_pair(params_pairs).items():
-        flags.setdefault(a, set()).add(f"params ~ {b} ({drift_words(found[0].drift)})")
-        flags.setdefault(b, set()).add(f"params ~ {a} ({drift_words(found[0].drift)})")
-    for r in pred_pairs:
-        flags.setdefault(r.a, set()).add(f"predictions ~ {r.b}")
-        flags.setdefault(r.b, set()).add(f"predictions ~ {r.a}")
+    said = {}
+
+    def add(name, rank, words):
+        said.setdefault(name, []).append((rank, words))
+
+    for (a, b), found in params_by_pair([] if params is None else params.pairs).items():
+        add(a, COPIED, f"params ~ {b} ({drift_words(found[0].drift)})")
+        add(b, COPIED, f"params ~ {a} ({drift_words(found[0].drift)})")
+    for (a, b), rows in predictions_by_pair(pred_pairs).items():
+        common = sum(r.same_wrong for r in rows)
+        add(a, COPIED, f"predictions ~ {b} ({common} wrong answers in common)")
+        add(b, COPIED, f"predictions ~ {a} ({common} wrong answers in common)")
     for p, _ in code_pairs or []:
-        flags.setdefault(p.a, set()).add(f"code ~ {p.b} ({p.score:.0%})")
-        flags.setdefault(p.b, set()).add(f"code ~ {p.a} ({p.score:.0%})")
+        add(p.a, COPIED, f"code ~ {p.b} ({p.score:.0%})")
+        add(p.b, COPIED, f"code ~ {p.a} ({p.score:.0%})")
+    for name, fname, why in [] if params is None else params.problems:
+        add(name, NOT_COMPARED, f"params not compared{' (' + fname + ')' if fname else ''}")
+    maxima = {}
     rows = []
     for name, rec in ordered:
         res = rec.get("results") or {}
-        row = {"name": name, "graded": bool(rec.get("graded")), "flags": sorted(flags.get(name, ())),
-               "problems": rec.get("problems", []), "parts": {}}
-        if row["graded"]:
+        graded = bool(rec.get("graded"))
+        if not graded:
+            first = (rec.get("problems") or ["not graded"])[0]
+            add(name, NOT_GRADED, "not graded: " + upload.shown(first.removesuffix("; not graded"), 120))
+        unmatched = unmatched_files(rec) if graded else []
+        if unmatched:
+            add(name, NOT_FROM_PARAMS, f"predictions do not match their params ({len(unmatched)} file"
+                                       f"{'s' if len(unmatched) > 1 else ''})")
+        if rec.get("missing"):
+            add(name, MISSING, missing_words(rec["missing"]))
+        row = {"name": name, "graded": graded, "attention": sorted(set(said.get(name, ()))),
+               "problems": rec.get("problems", []), "parts": {}, "unmatched": unmatched}
+        if graded:
             row["coding"], row["coding_max"], row["extra"], row["extra_max"] = score_split(res)
             row["total"] = res.get("score", 0)
             row["parts"] = points_by_part(res, parts)
+            for part, top in maxima_by_part(res, parts).items():
+                maxima[part] = max(maxima.get(part, 0), top)
         rows.append(row)
-    return sorted(parts), rows
+    return sorted(parts), maxima, rows
+
+
+def maxima_by_part(results, parts):
+    """{part: the points its tests in one grading's results.json are worth}."""
+    by_id = {t.get("number"): t for t in results.get("tests", [])}
+    return {part: sum(by_id[t].get("max_score") or 0 for t in ids if t in by_id) for part, ids in parts.items()}
+
+
+def student_page(name, row, rec, report_name):
+    """One submission's page: its points, what needs attention, its problems in full, and every test's result
+    (points, maximum, status and the grader's output), as Gradescope shows a student's."""
+    e = html.escape
+    tests = (rec.get("results") or {}).get("tests", [])
+    points = (f"<p>coding {row['coding']:g} of {row['coding_max']:g}, extra credit {row['extra']:g} of "
+              f"{row['extra_max']:g}, total {row['total']:g}</p>" if row["graded"] else "<p>Not graded.</p>")
+    listed = "".join(f"<li>{e(words)}</li>" for _, words in row["attention"])
+    problems = "".join(f"<li>{e(p)}</li>" for p in row["problems"])
+    results = table(["test", "points", "of", "status", "output"],
+                    [[e(str(t.get("number", ""))), f"{t.get('score') or 0:g}", f"{t.get('max_score') or 0:g}",
+                      e(str((t.get("extra_data") or {}).get("status", ""))),
+                      f"<pre>{e(str(t.get('output', '')))}</pre>"] for t in tests])
+    return STUDENT_PAGE.format(title=e(name), report=e(report_name), points=points,
+                               attention=f"<ul>{listed}</ul>" if listed else "<p>Nothing.</p>",
+                               problems=f"<ul>{problems}</ul>" if problems else "<p>None.</p>", results=results)
+
+
+STUDENT_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: sans-serif; margin: 1em 2em; }}
+table {{ border-collapse: collapse; }}
+th, td {{ border: 1px solid #ccc; padding: .2em .6em; text-align: left; vertical-align: top; font-size: 14px; }}
+th {{ background: #eee; }}
+pre {{ margin: 0; white-space: pre-wrap; max-width: 60em; }}
+</style></head><body>
+<p><a href="../{report}">back to the report</a></p>
+<h1>{title}</h1>
+{points}
+<h2>Needs attention</h2>
+{attention}
+<h2>Problems</h2>
+{problems}
+<h2>Per test</h2>
+{results}
+</body></html>
+"""
+
+
+def write_student_pages(out, ordered, people):
+    """One page per submission in grades.students/ (0700; each page 0600), named by its place in the roster (a name
+    a student chose is no file name); returns {submission: the page's path relative to out's folder}.  An earlier
+    run's pages beyond this class are removed."""
+    folder = out.with_name(out.stem + ".students")
+    folder.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(folder, 0o700)
+    records = dict(ordered)
+    links = {}
+    for k, row in enumerate(people, 1):
+        page = folder / f"student-{k}.html"
+        with private_path(page) as tmp:
+            Path(tmp).write_text(student_page(row["name"], row, records[row["name"]], "report.html"),
+                                 encoding="utf-8", errors="backslashreplace")
+        links[row["name"]] = f"{folder.name}/{page.name}"
+    for old in folder.glob("student-*.html"):
+        if old.name not in {Path(rel).name for rel in links.values()}:
+            old.unlink()
+    return links
 
 
 class Cluster(NamedTuple):
@@ -721,7 +847,8 @@ def statistics_rows(ordered, test_ids):
         if not scores:
             continue
         rows.append([label, f"{maximum:g}", f"{statistics.mean(scores):.2f}", f"{statistics.median(scores):g}",
-                     f"{statistics.pstdev(scores):.2f}", f"{max(scores):g}", f"{full / len(scores):.0%}"])
+                     f"{statistics.pstdev(scores):.2f}", f"{max(scores):g}",
+                     f"{full / len(scores):.0%}" if maximum else "no points"])  # a 0-point test has none to earn
     return rows
 
 
@@ -765,44 +892,64 @@ def params_section(params):
     return section + not_compared
 
 
-def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=(), ranked=None, params=None):
-    """report.html: the run's facts, a sortable roster (each submission's points, parts, flags and problems),
-    statistics per part and per test, the histograms (grades.png, inlined), the flagged pairs (code, with links to
-    their pages; params files, with the class's distribution; prediction files) and the submissions that were not
-    graded, with the reason."""
+def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=(), ranked=None, params=None,
+                students=None, pair_pages=None, zero_parts=()):
+    """report.html: the run's facts, a sortable roster (each submission's points, parts with their maxima, and what
+    needs attention, the strongest first; each name linked to its page of per-test results, `students`: {name:
+    path}), statistics per part and per test, the histograms (grades.png, inlined; zero_parts: the parts everyone
+    scored 0 in, which have none), the flagged pairs (code, with links to their pages, and every listed pair with
+    its page, pair_pages: {(a, b): path}; params files, with the class's distribution; prediction files) and the
+    submissions that were not graded, with the reason."""
     e = html.escape
     graded = sum(1 for _, r in ordered if r.get("graded"))
     summary = (f"{len(ordered)} submissions, {graded} graded.  The grades are in {e(out.name)}; this page and the "
                "files beside it hold students' grades and code: keep them to the course's staff.")
     fact_list = "".join(f"<li>{e(k)}: {e(str(v))}</li>" for k, v in facts)
     params_pairs = [] if params is None else params.pairs  # none where the comparison failed
-    parts, people = roster(ordered, test_ids, pred_pairs, code_pairs, params_pairs)
+    parts, part_max, people = roster(ordered, test_ids, pred_pairs, code_pairs, params)
+    students = students or {}
 
     def number(value):  # a cell that sorts as a number; empty where the submission was not graded
         return "<td></td>" if value is None else f'<td data-sort="{value:g}">{value:g}</td>'
 
     roster_rows = []
     for row in people:
-        cells = [f"<td>{e(row['name'])}</td>"]
+        name = (f'<a href="{e(students[row["name"]])}">{e(row["name"])}</a>' if row["name"] in students
+                else e(row["name"]))
+        cells = [f"<td>{name}</td>"]
         if row["graded"]:
             cells += [number(row["coding"]), number(row["extra"]), number(row["total"])]
             cells += [number(row["parts"].get(part, 0)) for part in parts]
         else:
             cells += ['<td data-sort="-1">not graded</td>'] + ['<td data-sort="-1"></td>'] * (2 + len(parts))
-        cells += [f"<td>{'<br>'.join(e(f) for f in row['flags'])}</td>",
-                  f"<td>{e('; '.join(row['problems']))}</td>"]
+        # sorted by its strongest reason (a click on the column puts those that need the instructor most first)
+        strongest = min((rank for rank, _ in row["attention"]), default=NOT_COMPARED + 1)
+        words = "<br>".join((f'<b class="warn">{e(w)}</b>' if rank <= NOT_FROM_PARAMS else e(w))
+                            for rank, w in row["attention"])
+        cells.append(f'<td data-sort="{strongest}">{words}</td>')
         roster_rows.append("<tr>" + "".join(cells) + "</tr>")
     first = next((r for r in people if r["graded"]), None)
     maxima = (f" (coding of {first['coding_max']:g}, extra credit of {first['extra_max']:g})" if first else "")
     head = "".join(f"<th>{e(h)}</th>" for h in ["submission", "coding", "extra credit", "total",
-                                                 *[f"part {p}" for p in parts], "flags", "problems"])
-    roster_table = (f'<p>Click a column\'s name to sort by it{maxima}.</p><table class="sortable"><tr>{head}</tr>'
+                                                 *[f"part {p} of {part_max.get(p, 0):g}" for p in parts],
+                                                 "needs attention"])
+    roster_table = (f'<p>Click a column\'s name to sort by it{maxima}; a name opens its per-test results.  "Needs '
+                    'attention" lists, the strongest first: not graded; prediction files that their params do not '
+                    'give (not one run\'s); params, code or prediction files copied; missing deliverables; params '
+                    f'not compared.</p><table class="sortable"><tr>{head}</tr>'
                     + "".join(roster_rows) + "</table>") if people else "<p>None.</p>"
     stats = table(["part or test", "max", "mean", "median", "sd", "highest", "all points"],
                   [[e(c) for c in r] for r in statistics_rows(ordered, test_ids)])
     histograms = ("<p>No histogram (matplotlib is not installed).</p>" if png is None else
                   f'<img alt="histograms of the total, each part\'s points and each prediction file\'s accuracy" '
                   f'src="data:image/png;base64,{base64.b64encode(Path(png).read_bytes()).decode()}">')
+    unmatched = sum(len(r["unmatched"]) for r in people)
+    notes = ([f"No histogram of part {', '.join(zero_parts)}: every graded submission scored 0 there."]
+             if zero_parts else [])
+    if unmatched:
+        notes.append(f"The accuracies leave out the {unmatched} prediction files that their params do not give (they "
+                     "earn no points; the roster names their submissions).")
+    histograms = "".join(f"<p>{e(n)}</p>" for n in notes) + histograms
     if code_pairs is None:
         code = "<p>Not compared.</p>"
     else:
@@ -824,9 +971,13 @@ def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=()
         code += (f"<h3>Every pair compared, the highest score first ({min(len(ranked), RANKED_SHOWN)} of "
                  f"{len(ranked)} shown)</h3><p>A score is the larger of the two shares: how much of each side's own "
                  "code matches the other's.  The pairs just below the cut are the near misses to look at.</p>")
-        code += table(["submission", "submission", "score", "share of the first", "share of the second", "flagged"],
+        pair_pages = pair_pages or {}
+        code += table(["submission", "submission", "score", "share of the first", "share of the second", "flagged",
+                       ""],
                       [[e(p.a), e(p.b), f"{p.score:.0%}", f"{p.score_a:.0%}", f"{p.score_b:.0%}",
-                        "yes" if (p.a, p.b) in flagged_set else ""] for p in ranked[:RANKED_SHOWN]])
+                        "yes" if (p.a, p.b) in flagged_set else "",
+                        f'<a href="{e(pair_pages[p.a, p.b])}">side by side</a>' if (p.a, p.b) in pair_pages else ""]
+                       for p in ranked[:RANKED_SHOWN]])
     predictions = table(["submission", "submission", "in all", "files"],
                         [[e(a), e(b), e(shared_words(rows)),
                           "<br>".join(e(f"{r.file}: {r.same_wrong} of the {r.both_wrong} lines both answer wrongly "

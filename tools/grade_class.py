@@ -212,6 +212,7 @@ def _grade_in(tmp, name, path, cfg, cpus, record, started):
     record["files"] = copied
     record["problems"] += problems
     missing = [n for n in cfg["required"] if n not in copied]
+    record["missing"] = missing  # the roster's few words (class_report.missing_words); the problems list them all
     if missing:
         record["problems"].append("missing: " + ", ".join(missing))
     if not any(n.endswith(".py") for n in copied):

@@ -141,6 +141,8 @@ def results_json(specs, results, output, seconds, visibility="visible"):
                  "max_score": points_of(spec), "output": out,
                  "visibility": visibility if concealed(spec, visibility, r) else "visible",
                  "extra_data": {"status": r["status"]}}
+        if r.get("reason") and r["status"] == "failed":  # a judge's kind of failure (protocol.REASONS)
+            entry["extra_data"]["reason"] = r["reason"]
         if r["status"] in ("passed", "failed"):
             entry["status"] = r["status"]
         elif r["status"] == "info":

@@ -126,11 +126,14 @@ def test_prediction_files_that_fail(tmp_path, reference_src, data, solution):
     for tid, fname in PREDICTION_TESTS.items():
         out = r.tests[tid]["output"]
         assert fname in out
+        reason = r.tests[tid]["extra_data"].get("reason")  # what kind of failure, for the class report's roster
         if ".dev." in fname:  # lines the params do not give: nothing counts
             assert "earns no accuracy points" in out and "differ on 10 of 10 lines" in out, out
             assert "line 1: the file says 'Atlantis'" in out, out
+            assert reason == "predictions-not-from-params", r.tests[tid]
         else:
             assert "has 9 lines but there are 10 questions" in out, out
+            assert reason is None, r.tests[tid]
 
 
 def test_a_suffix_one_character_short_is_named_with_the_truncation_it_looks_like(tmp_path, data):

@@ -259,35 +259,70 @@ class Tables(__import__("html.parser").parser.HTMLParser):
 
 def test_the_report_page_opens_on_a_sortable_roster_with_statistics_and_the_runs_facts(tmp_path):
     """What an instructor grades from: the run's facts (data set and row, date, kit, tests), a roster that sorts by
-    any column (coding points, extra credit, total, each part, flags, problems), and per part and per test the
-    maximum, mean, median, deviation, highest score and the share with every point."""
+    any column (coding points, extra credit, total, each part with its maximum, what needs attention), each name
+    linked to that submission's page of per-test results, and per part and per test the maximum, mean, median,
+    deviation, highest score and the share with every point (none for a test of 0 points, which was "100 %")."""
+    import params_similarity as ps
+
+    missing = ["model.py", *grade_class.PREDICTION_FILES, *grade_class.PARAMS_FILES]
+    unmatched = {"number": "1d-0-hidden", "score": 0, "max_score": 3, "output": "it does not match its params",
+                 "extra_data": {"status": "failed", "reason": "predictions-not-from-params"}}
     ordered = [
         ("alice", {"graded": True, "problems": [],
                    "results": gradescope_results({"1c-3-basic": (1, 1, "passed"), "1e-0-basic": (2, 2, "passed"),
-                                                  "3a-0-basic": (2, 2, "passed")})}),
-        ("bob", {"graded": True, "problems": ["missing: model.py"],
+                                                  "1d-2-basic": (0, 0, "info"), "3a-0-basic": (2, 2, "passed")})}),
+        ("bob", {"graded": True, "problems": ["missing: model.py"], "missing": ["model.py"],
                  "results": gradescope_results({"1c-3-basic": (0, 1, "failed"), "1e-0-basic": (2, 2, "passed"),
                                                 "3a-0-basic": (0, 2, "failed")})}),
-        ("carol", {"graded": False, "problems": ["cannot read the submission"]}),
+        ("carol", {"graded": False, "problems": ["cannot read the submission: broken; not graded"]}),
+        ("dave", {"graded": True, "problems": ["missing: " + ", ".join(missing)], "missing": missing,
+                  "results": gradescope_results({"1c-3-basic": (0, 1, "failed"), "1e-0-basic": (0, 2, "failed")})}),
     ]
+    ordered[3][1]["results"]["tests"].append(unmatched)
+    params = ps.Comparison(4, [ps.ParamsPair("bob", "vanilla.model.params", "dave", "vanilla.model.params", 0.03)],
+                           [], [], [("carol", "", "the upload carol.zip is not a zip file: not compared")], "")
     out = tmp_path / "grades.csv"
-    class_report.write_report(out, ordered, ["1c-3-basic", "1e-0-basic", "3a-0-basic"], {}, {},
-                              facts=[("data", "/data; accuracy thresholds: 'course'"), ("kit", "abc1234")])
+    class_report.write_report(out, ordered, ["1c-3-basic", "1d-0-hidden", "1d-2-basic", "1e-0-basic", "3a-0-basic"],
+                              {}, {}, facts=[("data", "/data; accuracy thresholds: 'course'"), ("kit", "abc1234")],
+                              params=params)
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "<li>kit: abc1234</li>" in page and "accuracy thresholds: &#x27;course&#x27;" in page
     tables = Tables(page)
     roster = tables.tables[tables.classes.index("sortable")]
-    assert roster[0] == ["submission", "coding", "extra credit", "total", "part 1c", "part 1e", "part 3a", "flags",
-                         "problems"]
+    assert roster[0] == ["submission", "coding", "extra credit", "total", "part 1c of 1", "part 1d of 3",
+                         "part 1e of 2", "part 3a of 2", "needs attention"]
     rows = {r[0]: r for r in roster[1:]}
-    assert rows["alice"][1:7] == ["3", "2", "5", "1", "2", "2"]
-    assert rows["bob"][1:4] == ["2", "0", "2"] and rows["bob"][-1] == "missing: model.py"
+    assert rows["alice"][1:8] == ["3", "2", "5", "1", "0", "2", "2"] and rows["alice"][-1] == ""
+    assert rows["bob"][1:4] == ["2", "0", "2"]
     assert rows["carol"][1] == "not graded" and len(rows["carol"]) == len(roster[0])
+    attention = page.split("<h2>Roster</h2>")[1].split("</table>")[0]
+    dave = attention.split(">dave</a>")[1].split("</tr>")[0]
+    # the strongest reason first, then copying, then the missing files in a few words, not eleven names
+    said = [dave.index(w) for w in ("predictions do not match their params", "params ~ bob (3.0% apart)",
+                                    "missing 12 of 18 deliverables: model.py, 6 prediction files, 5 params files")]
+    assert said == sorted(said), dave
+    assert "vanilla.nopretrain.dev.predictions" not in dave
+    assert "not graded" in attention.split(">carol</a>")[1].split("</tr>")[0]
+    assert "params not compared" in attention.split(">carol</a>")[1].split("</tr>")[0]
+    assert "missing 1 of 18 deliverables: model.py" in attention.split(">bob</a>")[1].split("</tr>")[0]
     assert 'th.addEventListener("click"' in page  # the roster sorts by the column clicked
+    # each name links to its page of per-test results, private as every output
+    import stat
+
+    links = dict(re.findall(r'<a href="(grades\.students/[^"]+)">([^<]+)</a>', attention))
+    assert sorted(links.values()) == ["alice", "bob", "carol", "dave"], links
+    for rel, name in links.items():
+        own = (tmp_path / rel).read_text(encoding="utf-8")
+        assert f"<h1>{name}</h1>" in own and stat.S_IMODE((tmp_path / rel).stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "grades.students").stat().st_mode) == 0o700
+    dave_page = (tmp_path / next(r for r, n in links.items() if n == "dave")).read_text(encoding="utf-8")
+    assert "1d-0-hidden" in dave_page and "it does not match its params" in dave_page
+    assert "vanilla.nopretrain.dev.predictions" in dave_page  # the full list of what is missing is here
     stats = next(t for t in tables.tables if t and t[0][:3] == ["part or test", "max", "mean"])
     by = {r[0]: r for r in stats[1:]}
-    assert by["1c"] == ["1c", "1", "0.50", "0.5", "0.50", "1", "50%"]
-    assert by["1e-0-basic"][-1] == "100%" and by["3a"][1] == "2"
+    assert by["1c"] == ["1c", "1", "0.33", "0", "0.47", "1", "33%"]
+    assert by["1e-0-basic"][-1] == "67%" and by["3a"][1] == "2"
+    assert by["1d-2-basic"][-1] == "no points", by["1d-2-basic"]  # a test of 0 points is no "100 %"
 
 
 # A page's script run on a table of plain objects standing in for the browser's: the roster's rows and cells as
@@ -340,6 +375,19 @@ def test_a_click_on_a_roster_column_sorts_by_it_numbers_as_numbers(tmp_path):
     assert by_total == ["carol", "dave", "bob", "alice"]
     assert backwards == ["alice", "bob", "dave", "carol"]
     assert by_name == ["alice", "bob", "carol", "dave"]
+
+
+def test_a_part_everyone_scored_0_in_has_no_histogram_but_a_sentence(tmp_path):
+    """A part of 0 points for every graded submission was drawn as one bar on an axis of -0.45..0.45: it has no
+    histogram, and the page says which parts and why."""
+    ordered = [(name, {"graded": True, "problems": [],
+                       "results": gradescope_results({"1c-3-basic": (points, 1, "passed" if points else "failed"),
+                                                      "1e-0-basic": (0, 4, "failed")})})
+               for name, points in (("ann", 1), ("bob", 0))]
+    class_report.write_report(tmp_path / "grades.csv", ordered, ["1c-3-basic", "1e-0-basic"], {}, {})
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "No histogram of part 1e: every graded submission scored 0 there." in page
+    assert "part 1c" not in page.split("<h2>Score distributions</h2>")[1].split("<img")[0]
 
 
 def test_histograms_of_points_have_a_bin_per_whole_point():
@@ -701,6 +749,10 @@ def check_class_report(out, members):
     cut = round(100 * code_similarity.THRESHOLD)
     assert any(int(score) < cut for _, _, score, _ in rows)  # pairs below the cut are listed
     assert f"the cut at {cut}% marked" in page
+    # every listed pair links to its side-by-side page, the near misses below the cut too (MOSS links every pair)
+    for row in ranked.split("<tr>")[2:]:
+        (link,) = re.findall(r'<a href="([^"]+)">side by side</a>', row)
+        assert (out.parent / link).is_file(), row
     for path in (out, out.with_name("grades.similar.csv"), out.with_name("grades.pairs.csv"),
                  out.with_name("report.html"), out.with_suffix(".png")):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path

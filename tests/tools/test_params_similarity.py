@@ -263,8 +263,9 @@ def test_grade_class_reports_copied_params_in_its_csv_roster_groups_and_page(the
     assert stat.S_IMODE(out.with_name("grades.params.csv").stat().st_mode) == 0o600
     page = out.with_name("report.html").read_text(encoding="utf-8")
     roster = page.split("<h2>Roster</h2>")[1].split("</table>")[0]
-    assert re.search(r"<td>alice</td>.*params ~ dave \(\d+\.\d% apart\)", roster)
-    assert re.search(r"<td>erin</td>.*params ~ bob \(\d+\.\d% apart\)", roster)
+    assert re.search(r">alice</a></td>.*params ~ dave \(\d+\.\d% apart\)", roster)
+    assert re.search(r">erin</a></td>.*params ~ bob \(\d+\.\d% apart\)", roster)
+    assert re.search(r">gina</a></td>.*params not compared \(vanilla.model.params\)", roster)
     assert "carol" not in page.split("<h2>Possible copying: groups</h2>")[1].split("<h2>Not graded")[0]
     section = page.split("<h2>Possible copying: params files</h2>")[1].split("<h2>")[0]
     assert "<td>alice</td><td>dave</td><td>vanilla.finetune.params ~ vanilla.finetune.params: " in section
