@@ -907,6 +907,7 @@ def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=()
     fact_list = "".join(f"<li>{e(k)}: {e(str(v))}</li>" for k, v in facts)
     params_pairs = [] if params is None else params.pairs  # none where the comparison failed
     parts, part_max, people = roster(ordered, test_ids, pred_pairs, code_pairs, params)
+    parts = [p for p in parts if part_max.get(p)]  # a part of 0 points (a practice check) has nothing to earn
     students = students or {}
 
     def number(value):  # a cell that sorts as a number; empty where the submission was not graded
