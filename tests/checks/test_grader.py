@@ -564,10 +564,19 @@ def planted(tmp_path, bug):
     return copy_src(tmp_path, mutations, code), selection, must_fail
 
 
+# Lines of the reference's student regions: a message says what is wrong, as the course's hints do, and never hands
+# out the solution's code
+SOLUTION_CODE = ("trainer_obj.train()", "save_state_dict(", "GPT(mconf)", "load_state_dict(", "torch.load(")
+
+
 @pytest.mark.parametrize("bug", sorted(BUGS) + sorted(MUTATION_BUGS))
 def test_planted_bug_loses_points(tmp_path, data, solution, bug):
+    """Each planted bug loses the parts it must lose, and no other; no message writes the solution's code."""
     src, selection, must_fail = planted(tmp_path, bug)
-    assert failed_here(grade_here(src, *selection, data=data, solution=solution)) == sorted(must_fail)
+    judged = judged_here(src, *selection, data=data, solution=solution)
+    assert failed_here({t: r["status"] for t, r in judged.items()}) == sorted(must_fail)
+    for tid, r in judged.items():
+        assert not [c for c in SOLUTION_CODE if c in r["message"]], (tid, r["message"])
 
 
 # one case of each kind (a dataset bug, a block that vouches for nothing, a comparison that still vouches, a
