@@ -218,7 +218,8 @@ def _grade_in(tmp, name, path, cfg, cpus, record, started):
     if not any(n.endswith(".py") for n in copied):
         record["problems"].append("no Python files: not graded")
         return record
-    cmd = [sys.executable, str(src / "grader.py"), "--json", str(Path(tmp) / "results.json"),
+    # --verbose: the TA's view, whose header names the worker user id (stop reclaims it)
+    cmd = [sys.executable, str(src / "grader.py"), "--json", str(Path(tmp) / "results.json"), "--verbose",
            "--data-dir", str(cfg["data_dir"]), "--solution-dir", str(cfg["solution_dir"]),
            "--timeout-scale", str(cfg["timeout_scale"])] + list(cfg["tests"])
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRADER_")}

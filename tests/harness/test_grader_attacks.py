@@ -711,7 +711,7 @@ def test_a_grading_cannot_take_cores_beyond_its_own(tmp_path, data, worker_uid):
     if not cpuset_usable():
         pytest.skip("no cpuset controller here: the grader says so in its header and pins as before")
     src = copy_src(tmp_path / "copy", append={"helper.py": planted(WIDEN)})
-    r = run_grader(src, "1c-3-basic", data=data, launcher=[sys.executable, "-c", PIN_TO, "0"])
+    r = run_grader(src, "1c-3-basic", data=data, launcher=[sys.executable, "-c", PIN_TO, "0"], extra=["--verbose"])
     spied = r.tests["1c-3-basic"]["output"].split("spy ", 1)[1].split()
     assert spied[0] == "cpus=0" and "cs224n-grader-" in spied[1], spied
     assert "in a cgroup of its own" in r.stdout.split("\n  ")[0], r.stdout[:2000]
@@ -730,9 +730,11 @@ def test_where_no_cgroup_can_be_made_the_grading_runs_as_before_and_says_so(tmp_
 
     monkeypatch.setattr(cgroups, "hierarchies", lambda: [])
     src = copy_src(tmp_path / "copy")
-    assert grader.main(["1e-4-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data)]) == 0
-    out = capsys.readouterr().out
-    assert "no cgroup could be made here" in out and "1e-4-basic     passed" in out, out[-2000:]
+    assert grader.main(["1e-4-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data),
+                        "--verbose"]) == 0  # the sandbox's details: the TA's view
+    said = capsys.readouterr()
+    out = said.out
+    assert "no cgroup could be made here" in out and "1e-4-basic     passed" in said.err, out[-2000:]
     assert leftovers(worker_uid) == []
 
 
