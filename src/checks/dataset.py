@@ -204,12 +204,11 @@ def _split_either(s, pad, mask, line):
     in that one; the handout's Fail where neither does."""
     try:
         return _split(s, pad, mask, line)
-    except Fail:
+    except Fail as handout:
         try:
             return _split(s, pad, mask, line, SWAPPED)
         except Fail:
-            pass
-        raise
+            raise handout from None
 
 
 def dataset_order(texts, pad, mask, lines):
