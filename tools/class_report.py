@@ -69,34 +69,42 @@ def load_answers(data_dir):
 PREDICTION_BYTES = 1 << 20
 
 
-def submission_texts(path, names, wanted, limit):
+def submission_texts(path, names, wanted, limit, left_out=None):
     """{file: text} of the files `wanted` read straight from the submission (zip or folder), the copies the grader
-    graded, each at most `limit` bytes (a larger one is left out); {} if unreadable.  names: every deliverable's
-    name (grade_class's deliverable_names()), as the upload's rule picks which copy of a file is graded from all
-    of them, not from the wanted ones alone."""
+    graded, each at most `limit` bytes; {} if unreadable (its row says why: it is not graded either).  A file
+    larger than `limit` is not compared: (file, why) goes to left_out, which the terminal and the roster show.
+    names: every deliverable's name (grade_class's deliverable_names()), as the upload's rule picks which copy of a
+    file is graded from all of them, not from the wanted ones alone."""
     texts = {}
     try:
         with upload.Upload(path) as up:
             for fname, rel in up.choose(names).chosen.items():
-                if fname in wanted and up.size(rel) <= limit:
-                    texts[fname] = up.read(rel, limit).decode("utf-8", errors="replace")
+                if fname not in wanted:
+                    continue
+                if up.size(rel) > limit:
+                    if left_out is not None:
+                        left_out.append((fname, f"it is larger than the {limit >> 20} MiB the comparison reads"))
+                    continue
+                texts[fname] = up.read(rel, limit).decode("utf-8", errors="replace")
     except (OSError, ValueError):  # upload.UploadError is a ValueError
         return {}
     return texts
 
 
-def submission_predictions(path, names):
-    """{prediction file: [lines]} of the submission, as the grader graded them; {} if unreadable."""
-    texts = submission_texts(path, names, PREDICTION_FILES, PREDICTION_BYTES)
+def submission_predictions(path, names, left_out=None):
+    """{prediction file: [lines]} of the submission, as the grader graded them; {} if unreadable (left_out:
+    submission_texts')."""
+    texts = submission_texts(path, names, PREDICTION_FILES, PREDICTION_BYTES, left_out)
     return {fname: split_lines(text) for fname, text in texts.items()}
 
 
 CODE_BYTES = 1 << 20  # a student's .py file is a few KB; a larger one is not compared
 
 
-def submission_code(path, names, code_files):
-    """{file: source text} of the submission's code_files (the seven student files), as the grader graded them."""
-    return submission_texts(path, names, code_files, CODE_BYTES)
+def submission_code(path, names, code_files, left_out=None):
+    """{file: source text} of the submission's code_files (the seven student files), as the grader graded them
+    (left_out: submission_texts')."""
+    return submission_texts(path, names, code_files, CODE_BYTES, left_out)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -379,7 +387,7 @@ def plot(path, totals, accs, parts=None):
 
 
 def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=None, code_files=(), facts=(),
-                 others=None, params=None):
+                 others=None, params=None, left_out=None):
     """Write grades.csv (out), grades.pairs.csv, grades.png, grades.similar.csv with grades.similar/,
     grades.params.csv and report.html, and print what a person should look at: the problems of each submission
     and the pairs flagged as possible copying.  ordered: (name, cache record) of every submission in the CSV's
@@ -387,13 +395,17 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
     (None: no code comparison); boilerplate: code_similarity.boilerplate_code(...); code_files: the seven files,
     one score column each; facts: (label, value) of the run, shown at the top of the page; others: {label: {file:
     text}} of code each submission's is compared with too, but not one with another (code_similarity.all_pairs);
-    params: params_similarity.compare_class(...)'s Comparison (None: no params comparison)."""
+    params: params_similarity.compare_class(...)'s Comparison (None: no params comparison); left_out: {name: [(file,
+    why)]} of the prediction and code files the comparisons could not read (submission_texts')."""
     header, rows, totals, accs = grade_rows(ordered, test_ids, preds, answers)
     write_csv(out, header, rows)
     print(f"wrote {out} ({len(rows)} rows; {sum(1 for _, r in ordered if r.get('graded'))} graded)")
     for name, rec in ordered:
         if rec.get("problems"):
             print(shown(f"  {name}: {'; '.join(rec['problems'])}"))
+    for name, files in sorted((left_out or {}).items()):
+        for fname, why in files:
+            print(shown(f"warning: {name}: {fname} not compared: {why}"))
 
     pairs = similar_pairs(preds, answers)
     pairs_path = out.with_name(out.stem + ".pairs.csv")
@@ -423,11 +435,11 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
         png = None
         print("(matplotlib is not installed: no histogram)")
 
-    students = write_student_pages(out, ordered, roster(ordered, test_ids, pairs, code_pairs, params)[2])
+    students = write_student_pages(out, ordered, roster(ordered, test_ids, pairs, code_pairs, params, left_out)[2])
     page = out.with_name("report.html")
     with private_path(page) as tmp:
         Path(tmp).write_text(report_page(out, ordered, pairs, code_pairs, png, test_ids, facts, ranked, params,
-                                         students, pair_pages, zero_parts),
+                                         students, pair_pages, zero_parts, left_out),
                              encoding="utf-8", errors="backslashreplace")
     print(f"wrote {page}: open it in a browser")
 
@@ -688,11 +700,11 @@ def missing_words(missing):
 NOT_GRADED, NOT_FROM_PARAMS, COPIED, MISSING, NOT_COMPARED = range(5)
 
 
-def roster(ordered, test_ids, pred_pairs, code_pairs, params=None):
+def roster(ordered, test_ids, pred_pairs, code_pairs, params=None, left_out=None):
     """The rows of the page's roster: per submission, its coding points, extra credit and total, each part's points,
     and what needs the instructor ("attention": [(rank, words)], the strongest first: NOT_GRADED ... NOT_COMPARED),
-    with its problems in full.  params: params_similarity's Comparison (None: not compared).  Returns (the parts,
-    {part: its maximum}, the rows)."""
+    with its problems in full.  params: params_similarity's Comparison (None: not compared); left_out: the prediction
+    and code files not compared (write_report's).  Returns (the parts, {part: its maximum}, the rows)."""
     parts = parts_of(test_ids)
     said = {}
 
@@ -711,6 +723,9 @@ def roster(ordered, test_ids, pred_pairs, code_pairs, params=None):
         add(p.b, COPIED, f"code ~ {p.a} ({p.score:.0%})")
     for name, fname, why in [] if params is None else params.problems:
         add(name, NOT_COMPARED, f"params not compared{' (' + fname + ')' if fname else ''}")
+    for name, files in (left_out or {}).items():
+        if files:
+            add(name, NOT_COMPARED, f"not compared ({', '.join(sorted(f for f, _ in files))})")
     maxima = {}
     rows = []
     for name, rec in ordered:
@@ -911,7 +926,7 @@ def params_section(params):
 
 
 def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=(), ranked=None, params=None,
-                students=None, pair_pages=None, zero_parts=()):
+                students=None, pair_pages=None, zero_parts=(), left_out=None):
     """report.html: the run's facts, a sortable roster (each submission's points, parts with their maxima, and what
     needs attention, the strongest first; each name linked to its page of per-test results, `students`: {name:
     path}), statistics per part and per test, the histograms (grades.png, inlined; zero_parts: the parts everyone
@@ -924,7 +939,7 @@ def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=()
                "files beside it hold students' grades and code: keep them to the course's staff.")
     fact_list = "".join(f"<li>{e(k)}: {e(str(v))}</li>" for k, v in facts)
     params_pairs = [] if params is None else params.pairs  # none where the comparison failed
-    parts, part_max, people = roster(ordered, test_ids, pred_pairs, code_pairs, params)
+    parts, part_max, people = roster(ordered, test_ids, pred_pairs, code_pairs, params, left_out)
     parts = [p for p in parts if part_max.get(p)]  # a part of 0 points (a practice check) has nothing to earn
     students = students or {}
 

@@ -540,9 +540,10 @@ def run(args):
                     records[name] = rec
 
     answers = load_answers(data_dir)
-    preds = {name: submission_predictions(path, deliverable_names()) for name, path in subs}
+    left_out = {name: [] for name, _ in subs}  # files too large to compare: warned about and on the roster
+    preds = {name: submission_predictions(path, deliverable_names(), left_out[name]) for name, path in subs}
     seven = student_code_files()
-    code = {name: submission_code(path, deliverable_names(), seven) for name, path in subs}
+    code = {name: submission_code(path, deliverable_names(), seven, left_out[name]) for name, path in subs}
     facts = [("data", f"{data_dir}; accuracy thresholds: {data.describe()}"),
              ("graded", time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())),
              ("kit", kit_version()),
@@ -552,7 +553,8 @@ def run(args):
     print(f"comparing the params files of {len(subs)} submissions")
     params = params_similarity.compare_class(subs, len(subs) * len(PARAMS_FILES))
     write_report(out, [(n, records[n]) for n in names], test_ids, preds, answers, code=code,
-                 boilerplate=boilerplate, code_files=seven, facts=facts, others=others, params=params)
+                 boilerplate=boilerplate, code_files=seven, facts=facts, others=others, params=params,
+                 left_out=left_out)
     return 0
 
 

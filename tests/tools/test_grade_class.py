@@ -983,3 +983,24 @@ def test_a_params_comparison_that_compared_nothing_is_never_shown_as_clean(tmp_p
     assert "0 pair(s)" not in said and "warning: no params file was compared" in said, said
     assert "warning: ann: not compared: the upload ann.zip cannot be read" in said, said
     assert "warning: bob: vanilla.model.params not compared: vanilla.model.params could not be loaded" in said, said
+
+
+def test_a_prediction_or_code_file_too_large_to_compare_is_named_not_skipped(tmp_path, data, monkeypatch, capsys):
+    """A prediction file or a .py file past what the comparisons read (a MiB: a place name a line, a few KB of code)
+    was left out of the prediction pairs and the code comparison without a word: it is a warning naming the
+    submission and the file, and the roster lists it as not compared."""
+    subs = tmp_path / "submissions"
+    for name in ("ann", "bob"):
+        (subs / name).mkdir(parents=True)
+        for fname, content in deliverables(data, 3).items():
+            (subs / name / fname).write_bytes(content)
+    (subs / "bob" / "vanilla.pretrain.dev.predictions").write_bytes(b"Paris\n" * 200_000)  # 1.2 MB
+    (subs / "bob" / "utils.py").write_bytes(b"# padding\n" * 120_000)
+    monkeypatch.setattr(grade_class, "grade_one", fake_graded)
+    out = tmp_path / "grades.csv"
+    assert grade_class.main([str(subs), "--out", str(out), "--data-dir", str(data), "--tests", "1e-0-basic"]) == 0
+    said = capsys.readouterr().out
+    assert "warning: bob: vanilla.pretrain.dev.predictions not compared: it is larger than" in said, said
+    assert "warning: bob: utils.py not compared: it is larger than" in said, said
+    roster = out.with_name("report.html").read_text(encoding="utf-8").split("<h2>Roster</h2>")[1].split("</table>")[0]
+    assert "not compared (utils.py, vanilla.pretrain.dev.predictions)" in roster.split(">bob</a>")[1], roster
