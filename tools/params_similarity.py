@@ -181,9 +181,7 @@ def read_class(submissions, progress=None):
     ([(name, path of its zip or folder)]), the copies their grading read (kit/upload.py), each submission's within
     SECONDS_PER_SUBMISSION.  progress: a stream told "reading K" before the K-th submission is read (compare_class's:
     which one stopped a process that died)."""
-    import torch  # noqa: F401  (before any file: a process that cannot hold torch fails as a whole, not per file)
-
-    import torch
+    import torch  # before any file: a process that cannot hold torch fails as a whole, not per file
 
     names = upload.deliverable_names(sorted(p.name for p in (SRC / "submission").glob("*.py")))
     files, problems = [], []
