@@ -638,9 +638,9 @@ at.</p>
 {clusters}
 <h2>Possible copying: code</h2>
 {code}
-<h2>Possible copying: params files</h2>
+<h2 id="params">Possible copying: params files</h2>
 {params}
-<h2>Possible copying: prediction files</h2>
+<h2 id="predictions">Possible copying: prediction files</h2>
 <p>Pairs whose prediction files share more wrong answers than independent runs do: right answers in common show
 nothing (two good runs agree on them), nor blank lines.  What independent runs share is, for each file, the median
 of the wrong answers it shares with each other file of the class; a deliverable most of the class computed alike
@@ -698,6 +698,9 @@ def missing_words(missing):
 # params do not give (not one run's: the strongest sign of files taken from elsewhere); a flagged pair (params, code
 # or prediction files copied); missing deliverables; params files that could not be compared
 NOT_GRADED, NOT_FROM_PARAMS, COPIED, MISSING, NOT_COMPARED = range(5)
+# where each reason's evidence is: a page beside the report (a pair's side by side), an anchor of the report
+# ("#params"), or OWN_PAGE, the submission's own page of per-test results
+OWN_PAGE = "own page"
 
 
 def roster(ordered, test_ids, pred_pairs, code_pairs, params=None, left_out=None):
@@ -708,21 +711,21 @@ def roster(ordered, test_ids, pred_pairs, code_pairs, params=None, left_out=None
     parts = parts_of(test_ids)
     said = {}
 
-    def add(name, rank, words):
-        said.setdefault(name, []).append((rank, words))
+    def add(name, rank, words, where=OWN_PAGE):
+        said.setdefault(name, []).append((rank, words, where))
 
     for (a, b), found in params_by_pair([] if params is None else params.pairs).items():
-        add(a, COPIED, f"params ~ {b} ({drift_words(found[0].drift)})")
-        add(b, COPIED, f"params ~ {a} ({drift_words(found[0].drift)})")
+        add(a, COPIED, f"params ~ {b} ({drift_words(found[0].drift)})", "#params")
+        add(b, COPIED, f"params ~ {a} ({drift_words(found[0].drift)})", "#params")
     for (a, b), rows in predictions_by_pair(pred_pairs).items():
         common = sum(r.same_wrong for r in rows)
-        add(a, COPIED, f"predictions ~ {b} ({common} wrong answers in common)")
-        add(b, COPIED, f"predictions ~ {a} ({common} wrong answers in common)")
-    for p, _ in code_pairs or []:
-        add(p.a, COPIED, f"code ~ {p.b} ({p.score:.0%})")
-        add(p.b, COPIED, f"code ~ {p.a} ({p.score:.0%})")
+        add(a, COPIED, f"predictions ~ {b} ({common} wrong answers in common)", "#predictions")
+        add(b, COPIED, f"predictions ~ {a} ({common} wrong answers in common)", "#predictions")
+    for p, page in code_pairs or []:
+        add(p.a, COPIED, f"code ~ {p.b} ({p.score:.0%})", page)
+        add(p.b, COPIED, f"code ~ {p.a} ({p.score:.0%})", page)
     for name, fname, why in [] if params is None else params.problems:
-        add(name, NOT_COMPARED, f"params not compared{' (' + fname + ')' if fname else ''}")
+        add(name, NOT_COMPARED, f"params not compared{' (' + fname + ')' if fname else ''}", "#params")
     for name, files in (left_out or {}).items():
         if files:
             add(name, NOT_COMPARED, f"not compared ({', '.join(sorted(f for f, _ in files))})")
@@ -765,7 +768,7 @@ def student_page(name, row, rec, report_name):
     tests = (rec.get("results") or {}).get("tests", [])
     points = (f"<p>coding {row['coding']:g} of {row['coding_max']:g}, extra credit {row['extra']:g} of "
               f"{row['extra_max']:g}, total {row['total']:g}</p>" if row["graded"] else "<p>Not graded.</p>")
-    listed = "".join(f"<li>{e(words)}</li>" for _, words in row["attention"])
+    listed = "".join(f"<li>{e(words)}</li>" for _, words, _ in row["attention"])
     problems = "".join(f"<li>{e(p)}</li>" for p in row["problems"])
     results = table(["test", "points", "of", "status", "output"],
                     [[e(str(t.get("number", ""))), f"{t.get('score') or 0:g}", f"{t.get('max_score') or 0:g}",
@@ -957,9 +960,14 @@ def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=()
         else:
             cells += ['<td data-sort="-1">not graded</td>'] + ['<td data-sort="-1"></td>'] * (2 + len(parts))
         # sorted by its strongest reason (a click on the column puts those that need the instructor most first)
-        strongest = min((rank for rank, _ in row["attention"]), default=NOT_COMPARED + 1)
-        words = "<br>".join((f'<b class="warn">{e(w)}</b>' if rank <= NOT_FROM_PARAMS else e(w))
-                            for rank, w in row["attention"])
+        strongest = min((rank for rank, _, _ in row["attention"]), default=NOT_COMPARED + 1)
+
+        def evidence(rank, words, where):  # each reason one click from its evidence
+            href = students.get(row["name"]) if where == OWN_PAGE else where
+            text = f'<b class="warn">{e(words)}</b>' if rank <= NOT_FROM_PARAMS else e(words)
+            return f'<a href="{e(href)}">{text}</a>' if href else text
+
+        words = "<br>".join(evidence(*reason) for reason in row["attention"])
         cells.append(f'<td data-sort="{strongest}">{words}</td>')
         roster_rows.append("<tr>" + "".join(cells) + "</tr>")
     first = next((r for r in people if r["graded"]), None)

@@ -309,13 +309,17 @@ def test_the_report_page_opens_on_a_sortable_roster_with_statistics_and_the_runs
     # each name links to its page of per-test results, private as every output
     import stat
 
-    links = dict(re.findall(r'<a href="(grades\.students/[^"]+)">([^<]+)</a>', attention))
+    links = dict(re.findall(r'<td><a href="(grades\.students/[^"]+)">([^<]+)</a></td>', attention))
     assert sorted(links.values()) == ["alice", "bob", "carol", "dave"], links
     for rel, name in links.items():
         own = (tmp_path / rel).read_text(encoding="utf-8")
         assert f"<h1>{name}</h1>" in own and stat.S_IMODE((tmp_path / rel).stat().st_mode) == 0o600
     assert stat.S_IMODE((tmp_path / "grades.students").stat().st_mode) == 0o700
-    dave_page = (tmp_path / next(r for r, n in links.items() if n == "dave")).read_text(encoding="utf-8")
+    # each reason one click from its evidence: the submission's own results, the params section
+    own = next(r for r, n in links.items() if n == "dave")
+    assert f'<a href="{own}"><b class="warn">predictions do not match their params' in dave, dave
+    assert '<a href="#params">params ~ bob (3.0% apart)</a>' in dave and 'id="params"' in page
+    dave_page = (tmp_path / own).read_text(encoding="utf-8")
     assert "1d-0-hidden" in dave_page and "it does not match its params" in dave_page
     assert "vanilla.nopretrain.dev.predictions" in dave_page  # the full list of what is missing is here
     stats = next(t for t in tables.tables if t and t[0][:3] == ["part or test", "max", "mean"])

@@ -267,7 +267,7 @@ def test_grade_class_reports_copied_params_in_its_csv_roster_groups_and_page(the
     assert re.search(r">erin</a></td>.*params ~ bob \(\d+\.\d% apart\)", roster)
     assert re.search(r">gina</a></td>.*params not compared \(vanilla.model.params\)", roster)
     assert "carol" not in page.split("<h2>Possible copying: groups</h2>")[1].split("<h2>Not graded")[0]
-    section = page.split("<h2>Possible copying: params files</h2>")[1].split("<h2>")[0]
+    section = page.split('<h2 id="params">Possible copying: params files</h2>')[1].split("<h2>")[0]
     assert "<td>alice</td><td>dave</td><td>vanilla.finetune.params ~ vanilla.finetune.params: " in section
     assert "the cut at 50% marked" in section and "15 files compared" in section
     assert re.search(r"<td>gina</td><td>vanilla.model.params</td><td>vanilla.model.params could not be loaded", section)
