@@ -92,10 +92,14 @@ graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[A
 AS_REPORTED = "(judged on what your code's process reports)"
 
 
+PREDICTION_TESTS = {}  # test id -> the prediction file it grades (predictions_test; tools/class_report.py reads it)
+
+
 def predictions_test(tid, fname, description, course_id):
     """A prediction file's test: beside the student's code (none of which runs) only that the file is there with
     one line per question; the judge scores it against the held-out answers, counting a line only where the params
     that produced the file give it too (checks/predictions.py; the course's model is built from the reference)."""
+    PREDICTION_TESTS[tid] = fname
     test = partial(observe_file, fname=fname)
     test.pending_note = partial(pending_note, fname)  # what a student's machine can say without the answers
     grader_test(tid, description, timeout=60, needs=("answers", "solution"), course_id=course_id,

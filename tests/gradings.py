@@ -182,7 +182,7 @@ def judged_here(src, *selection, data, solution=None):
         return {m: sys.modules.pop(m) for m in list(sys.modules) if m == "submission" or m.startswith("submission.")}
 
     def run(tid, ctx):
-        status, message, vouches, _, seconds = run_test(specs[tid], tid, ctx)
+        status, message, vouches, _, _, seconds = run_test(specs[tid], tid, ctx)
         if message.startswith("KeyboardInterrupt"):
             raise KeyboardInterrupt
         if seconds > specs[tid].timeout:

@@ -25,17 +25,24 @@ import srcpath
 from srcpath import SRC
 
 srcpath.use(SRC)
-from kit.course import PREDICTION_FILES  # noqa: E402  (the one list of deliverables)
+from kit.course import DELIVERABLES, PARAMS_FILES, PREDICTION_FILES  # noqa: E402  (the one list of deliverables)
 from kit import fileio  # noqa: E402  (how the grader reads prediction lines and answer rows)
 from kit.fileio import atomic_path  # noqa: E402  (the drivers' one atomic writer)
 from kit import upload  # noqa: E402  (which files of an upload are graded: the same rule as on Gradescope)
 # the answers each prediction file is scored against: dev answers ship with the data, test answers are held
 # out (present only where submissions are graded)
 from grader import GOLD_FILES  # noqa: E402
+# which prediction file each test grades, and the kind of failure whose judge found a file that its params do not
+# give (results.json's extra_data "reason": a typed word, never read from a message)
+from grader import PREDICTION_TESTS  # noqa: E402
+from grading.registry import PredictionsNotFromParams  # noqa: E402
 
-SIMILAR = 0.98  # fraction of the informative lines (similar_pairs) on which two prediction files agree: flagged
-MIN_EVIDENCE = 10  # informative lines a pair must have before its agreement is read as anything
-CROWD = 10  # files of one length from which on: an answer most of them give on a line is no evidence
+# A pair of submissions is flagged where their prediction files share more wrong answers than independent runs do:
+# at least MIN_EVIDENCE of them, beyond what each file shares with the class's other files (similar_pairs) by so much
+# that a count of independent coincidences (Poisson's tail, Bernstein's bound) reaches it with probability below
+# ALARM
+MIN_EVIDENCE = 10
+ALARM = 1e-6
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -62,34 +69,42 @@ def load_answers(data_dir):
 PREDICTION_BYTES = 1 << 20
 
 
-def submission_texts(path, names, wanted, limit):
+def submission_texts(path, names, wanted, limit, left_out=None):
     """{file: text} of the files `wanted` read straight from the submission (zip or folder), the copies the grader
-    graded, each at most `limit` bytes (a larger one is left out); {} if unreadable.  names: every deliverable's
-    name (grade_class's deliverable_names()), as the upload's rule picks which copy of a file is graded from all
-    of them, not from the wanted ones alone."""
+    graded, each at most `limit` bytes; {} if unreadable (its row says why: it is not graded either).  A file
+    larger than `limit` is not compared: (file, why) goes to left_out, which the terminal and the roster show.
+    names: every deliverable's name (grade_class's deliverable_names()), as the upload's rule picks which copy of a
+    file is graded from all of them, not from the wanted ones alone."""
     texts = {}
     try:
         with upload.Upload(path) as up:
             for fname, rel in up.choose(names).chosen.items():
-                if fname in wanted and up.size(rel) <= limit:
-                    texts[fname] = up.read(rel, limit).decode("utf-8", errors="replace")
+                if fname not in wanted:
+                    continue
+                if up.size(rel) > limit:
+                    if left_out is not None:
+                        left_out.append((fname, f"it is larger than the {limit >> 20} MiB the comparison reads"))
+                    continue
+                texts[fname] = up.read(rel, limit).decode("utf-8", errors="replace")
     except (OSError, ValueError):  # upload.UploadError is a ValueError
         return {}
     return texts
 
 
-def submission_predictions(path, names):
-    """{prediction file: [lines]} of the submission, as the grader graded them; {} if unreadable."""
-    texts = submission_texts(path, names, PREDICTION_FILES, PREDICTION_BYTES)
+def submission_predictions(path, names, left_out=None):
+    """{prediction file: [lines]} of the submission, as the grader graded them; {} if unreadable (left_out:
+    submission_texts')."""
+    texts = submission_texts(path, names, PREDICTION_FILES, PREDICTION_BYTES, left_out)
     return {fname: split_lines(text) for fname, text in texts.items()}
 
 
 CODE_BYTES = 1 << 20  # a student's .py file is a few KB; a larger one is not compared
 
 
-def submission_code(path, names, code_files):
-    """{file: source text} of the submission's code_files (the seven student files), as the grader graded them."""
-    return submission_texts(path, names, code_files, CODE_BYTES)
+def submission_code(path, names, code_files, left_out=None):
+    """{file: source text} of the submission's code_files (the seven student files), as the grader graded them
+    (left_out: submission_texts')."""
+    return submission_texts(path, names, code_files, CODE_BYTES, left_out)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -103,70 +118,114 @@ def accuracy(lines, answers):
 
 
 class PredictionPair(NamedTuple):
-    """Two submissions' prediction files of one name that agree on most of their informative lines."""
+    """One prediction file of a flagged pair of submissions: the wrong answers the two files share."""
     a: str
     b: str
     file: str
     lines: int
-    informative: int  # lines where the two are not both blank, nor both the class's most common answer
-    same: int  # informative lines on which they give the same answer
-    fraction: float  # same / informative
-    same_wrong: object  # of those, the answers that are wrong ("" where the answers are absent)
+    both_wrong: int  # lines both answer (not blank), both wrongly
+    same_wrong: int  # of them, those with the same wrong answer
+    fraction: float  # same_wrong / both_wrong
+    expected: float  # the wrong answers in common that independent runs share: the larger of the two files' median
+    # over the class's other files of that length
     distinct_a: int  # distinct non-blank answers in each file: a file of one answer repeated has 1
     distinct_b: int
 
 
-PAIR_COLUMNS = ["submission_a", "submission_b", "file", "lines", "informative_lines", "same_lines", "fraction_same",
-                "same_wrong_answers", "distinct_answers_a", "distinct_answers_b"]
+PAIR_COLUMNS = ["submission_a", "submission_b", "file", "lines", "wrong_in_both", "same_wrong_answers",
+                "fraction_same_wrong", "independent_runs_share", "distinct_answers_a", "distinct_answers_b"]
 
 
-def similar_pairs(preds_by_name, answers, threshold=SIMILAR):
-    """A PredictionPair for every pair of submissions and prediction file of equal length whose informative lines
-    agree on at least `threshold` of them, MIN_EVIDENCE lines or more.  What two files share is evidence only
-    where it could tell a copy from two runs: a line both leave blank is not, nor one where both give the answer
-    most of the class's files give (in a class of CROWD files or more): two files of empty lines, or of the
-    baseline's answer on every line, agree on everything and show nothing.  Vectorised per file: each distinct
-    line gets an integer id, so a class of hundreds is a few numpy comparisons, not a Python loop over line
-    pairs."""
+def beyond_chance(observed, expected):
+    """Whether `observed` coincidences, where independent runs make `expected`, are more than chance makes with
+    probability ALARM: Bernstein's bound on a sum of independent 0/1 counts of mean `expected`, exp(-t^2 / (2
+    (expected + t / 3))) for t = observed - expected, below ALARM."""
+    import math
+
+    t = observed - expected
+    return t > 0 and t * t / (2 * (expected + t / 3)) > -math.log(ALARM)
+
+
+def similar_pairs(preds_by_name, answers):
+    """The PredictionPairs of every pair of submissions whose prediction files share more wrong answers than
+    independent runs do.  Right answers in common are no evidence (two good runs agree on them), nor blank lines
+    (no answer); a wrong answer two files share is, against what independent runs share: for each file, the median
+    of the wrong answers it shares with each other file of the class of its length (the pair left out).  A deliverable
+    whose files most of the class computed alike (one seed, one data order, the same code: the vanilla model without
+    pretraining) shares its wrong answers with most files, and two of them are not a pair; a copy shares them with
+    its source alone.  A pair is flagged on the sum over its files: MIN_EVIDENCE wrong answers in common or more,
+    beyond_chance over the larger of the two medians.  Files are compared with the answers of their length only
+    (unanswered names those not compared).  Vectorised per file: each distinct answer gets an integer id, so a class
+    of hundreds is a few numpy products, not a Python loop over line pairs."""
     import numpy as np
 
-    rows = []
+    found = {}  # (a, b) -> [(file, lines, both wrong, same wrong, expected, distinct a, distinct b)]
     for fname in PREDICTION_FILES:
-        have = [(n, p[fname]) for n, p in preds_by_name.items() if fname in p and p[fname]]
-        by_length = {}
-        for n, lines in have:
-            by_length.setdefault(len(lines), []).append((n, lines))  # only files of equal length compare
         gold = answers.get(fname)
-        for length, group in by_length.items():
-            if len(group) < 2:
-                continue
-            ids = {}
-            mat = np.array([[ids.setdefault(line.strip(), len(ids)) for line in lines] for _, lines in group])
-            blank = mat == ids.get("", -1)
-            common = np.full(length, -1)  # the answer more than half of the files give on each line, if any
-            if len(group) >= CROWD:
-                for j in range(length):
-                    counts = np.bincount(mat[:, j])
-                    if counts.max() * 2 > len(group):
-                        common[j] = counts.argmax()
-            usual = blank | (mat == common)  # per file and line: no evidence when both files of a pair have it
-            wrong = None
-            if gold is not None and len(gold) == length:
-                wrong = mat != np.array([ids.get(a.strip(), -2) for a in gold])
-            distinct = [len({line.strip() for line in lines} - {""}) for _, lines in group]
-            for i in range(len(group) - 1):
-                informative = ~(usual[i] & usual[i + 1:])
-                same = (mat[i] == mat[i + 1:]) & informative
-                counted, agreed = informative.sum(axis=1), same.sum(axis=1)
-                frac = agreed / np.maximum(counted, 1)
-                for k in np.nonzero((counted >= MIN_EVIDENCE) & (frac >= threshold))[0]:
-                    j = i + 1 + int(k)
-                    same_wrong = int((same[k] & wrong[i]).sum()) if wrong is not None else ""
-                    rows.append(PredictionPair(group[i][0], group[j][0], fname, length, int(counted[k]),
-                                               int(agreed[k]), round(float(frac[k]), 4), same_wrong, distinct[i],
-                                               distinct[j]))
+        group = sorted((n, p[fname]) for n, p in preds_by_name.items() if p.get(fname) and gold is not None
+                       and len(p[fname]) == len(gold))
+        if len(group) < 2:
+            continue
+        ids = {"": 0}
+        mat = np.array([[ids.setdefault(line.strip(), len(ids)) for line in lines] for _, lines in group])
+        right = np.array([ids.get(a.strip(), -1) for a in gold])
+        wrong = (mat != right) & (mat != 0)  # a blank line is no answer
+        both = wrong.astype(np.int64) @ wrong.T.astype(np.int64)
+        same = np.zeros_like(both)
+        for i in range(len(group)):
+            same[i] = ((mat == mat[i]) & wrong[i]).sum(axis=1)
+        distinct = [len({line.strip() for line in lines} - {""}) for _, lines in group]
+        typical = medians_without(same)
+        for i, k in zip(*np.nonzero(np.triu(same, 1))):
+            found.setdefault((group[i][0], group[k][0]), []).append(
+                (fname, len(gold), int(both[i, k]), int(same[i, k]), float(max(typical[i, k], typical[k, i])),
+                 distinct[i], distinct[k]))
+    rows = []
+    for (a, b), files in sorted(found.items()):
+        observed, expected = sum(f[3] for f in files), sum(f[4] for f in files)
+        if observed >= MIN_EVIDENCE and beyond_chance(observed, expected):
+            rows += [PredictionPair(a, b, f, lines, both, same, round(same / max(both, 1), 4), round(expected, 1),
+                                    da, db) for f, lines, both, same, expected, da, db in files]
     rows.sort(key=lambda r: (r.a, r.b, PREDICTION_FILES.index(r.file)))
     return rows
+
+
+def medians_without(same):
+    """M[i, k]: the median of same[i, c] over the files c other than i and k (0 where there is none), for every i and
+    k at once: each row sorted once without its own entry, and the entry of k taken out by shifting the indices at
+    and past its place (a class of hundreds whose files most share is n^2 entries, not n^2 medians)."""
+    import numpy as np
+
+    n = len(same)
+    if n < 3:
+        return np.zeros((n, n))
+    rows = np.sort(same[~np.eye(n, dtype=bool)].reshape(n, n - 1), axis=1)  # row i without same[i, i]
+    place = np.stack([np.searchsorted(rows[i], same[i]) for i in range(n)])  # where same[i, k] sits in row i
+
+    def nth(j):  # the j-th smallest of row i without the entry of k
+        return np.take_along_axis(rows, j + (j >= place), axis=1)
+
+    m = n - 2
+    return nth(m // 2).astype(float) if m % 2 else (nth(m // 2 - 1) + nth(m // 2)) / 2
+
+
+def unanswered(preds_by_name, answers):
+    """[(prediction file, why)] of the files that similar_pairs could not compare: no answers in the data folder, or
+    files of another length than the answers (their accuracy cells stay empty too)."""
+    out = []
+    for fname in PREDICTION_FILES:
+        held = [n for n, p in preds_by_name.items() if p.get(fname)]
+        gold = answers.get(fname)
+        if held and gold is None:
+            out.append((fname, f"the data folder has no answers for {fname}: its {len(held)} files were not "
+                               "compared"))
+        elif held:
+            odd = sorted(n for n in held if len(preds_by_name[n][fname]) != len(gold))
+            if odd:
+                out.append((fname, f"{len(odd)} {fname} files have another number of lines than its "
+                                   f"{len(gold)} answers and were not compared ({', '.join(odd[:5])}"
+                                   f"{', ...' if len(odd) > 5 else ''})"))
+    return out
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -244,10 +303,11 @@ def grade_rows(records, test_ids, preds, answers):
         if rec.get("graded"):
             totals.append(res["score"])
         acc_cells = []
+        unmatched = unmatched_files(rec)
         for f in PREDICTION_FILES:
             a = accuracy(preds.get(name, {}).get(f), answers.get(f))
             acc_cells.append("" if a is None else f"{a:.4f}")
-            if a is not None:
+            if a is not None and f not in unmatched:  # a file its params do not give earns nothing: not in the plot
                 accs[f].append(a)
         rows.append([name, "yes" if rec.get("graded") else "no", *sums] + points + acc_cells
                     + ["; ".join(rec.get("problems", []))])
@@ -327,7 +387,7 @@ def plot(path, totals, accs, parts=None):
 
 
 def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=None, code_files=(), facts=(),
-                 others=None, params=None):
+                 others=None, params=None, left_out=None):
     """Write grades.csv (out), grades.pairs.csv, grades.png, grades.similar.csv with grades.similar/,
     grades.params.csv and report.html, and print what a person should look at: the problems of each submission
     and the pairs flagged as possible copying.  ordered: (name, cache record) of every submission in the CSV's
@@ -335,26 +395,31 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
     (None: no code comparison); boilerplate: code_similarity.boilerplate_code(...); code_files: the seven files,
     one score column each; facts: (label, value) of the run, shown at the top of the page; others: {label: {file:
     text}} of code each submission's is compared with too, but not one with another (code_similarity.all_pairs);
-    params: params_similarity.compare_class(...)'s Comparison (None: no params comparison)."""
+    params: params_similarity.compare_class(...)'s Comparison (None: no params comparison); left_out: {name: [(file,
+    why)]} of the prediction and code files the comparisons could not read (submission_texts')."""
     header, rows, totals, accs = grade_rows(ordered, test_ids, preds, answers)
     write_csv(out, header, rows)
     print(f"wrote {out} ({len(rows)} rows; {sum(1 for _, r in ordered if r.get('graded'))} graded)")
     for name, rec in ordered:
         if rec.get("problems"):
             print(shown(f"  {name}: {'; '.join(rec['problems'])}"))
+    for name, files in sorted((left_out or {}).items()):
+        for fname, why in files:
+            print(shown(f"warning: {name}: {fname} not compared: {why}"))
 
     pairs = similar_pairs(preds, answers)
     pairs_path = out.with_name(out.stem + ".pairs.csv")
     write_csv(pairs_path, PAIR_COLUMNS, pairs)
-    flagged = sorted({(r.a, r.b) for r in pairs})
-    print(f"possible copying (prediction files >= {SIMILAR:.0%} identical on their informative lines): "
-          f"{len(flagged)} pair(s); details in {pairs_path}")
-    for a, b in flagged:
-        files = [f"{r.file} {r.fraction:.1%}" for r in pairs if (r.a, r.b) == (a, b)]
-        print(shown(f"  {a} ~ {b}: {', '.join(files)}"))
+    by_pair = predictions_by_pair(pairs)
+    print(f"possible copying (prediction files sharing more wrong answers than independent runs do): "
+          f"{len(by_pair)} pair(s); details in {pairs_path}")
+    for (a, b), rows in by_pair.items():
+        print(shown(f"  {a} ~ {b}: {shared_words(rows)}"))
+    for _, why in unanswered(preds, answers):
+        print(shown(f"warning: {why}"))
 
-    code_pairs, ranked = (None, None) if code is None else write_code_pairs(out, code, boilerplate, code_files,
-                                                                            others)
+    code_pairs, ranked, pair_pages = ((None, None, None) if code is None else
+                                      write_code_pairs(out, code, boilerplate, code_files, others))
     params_pairs = [] if params is None else write_params_pairs(out, params)
     groups = clusters(pairs, code_pairs, params_pairs)
     if groups:
@@ -362,15 +427,19 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
                     f"({' and '.join(groups[0].kinds)})"))
 
     png = out.with_suffix(".png")
-    if plot(png, totals, accs, part_points(ordered, test_ids)):
+    by_part = part_points(ordered, test_ids)
+    zero_parts = [p for p, v in by_part.items() if v and not any(v)]  # no histogram of an axis around 0
+    if plot(png, totals, accs, {p: v for p, v in by_part.items() if p not in zero_parts}):
         print(f"wrote {png}")
     else:
         png = None
         print("(matplotlib is not installed: no histogram)")
 
+    students = write_student_pages(out, ordered, roster(ordered, test_ids, pairs, code_pairs, params, left_out)[2])
     page = out.with_name("report.html")
     with private_path(page) as tmp:
-        Path(tmp).write_text(report_page(out, ordered, pairs, code_pairs, png, test_ids, facts, ranked, params),
+        Path(tmp).write_text(report_page(out, ordered, pairs, code_pairs, png, test_ids, facts, ranked, params,
+                                         students, pair_pages, zero_parts, left_out),
                              encoding="utf-8", errors="backslashreplace")
     print(f"wrote {page}: open it in a browser")
 
@@ -381,8 +450,9 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
 
 def write_code_pairs(out, code, boilerplate, code_files, others=None):
     """Compare the class's code (and each submission's with `others`), write grades.similar.csv and one
-    side-by-side page per flagged pair in grades.similar/; returns [(pair, the page's path relative to out's
-    folder)] of the flagged pairs, and every pair compared, the highest score first."""
+    side-by-side page per pair the report lists (the flagged ones, and the RANKED_SHOWN highest, near misses
+    included) in grades.similar/; returns [(pair, the page's path relative to out's folder)] of the flagged pairs,
+    every pair compared, the highest score first, and {(a, b): its page's path} of every listed pair."""
     import code_similarity  # copydetect: tools/requirements.txt
 
     starter = code_similarity.fingerprint(boilerplate)  # never counts, and never highlighted on a pair's page
@@ -392,15 +462,17 @@ def write_code_pairs(out, code, boilerplate, code_files, others=None):
     folder = out.with_name(out.stem + ".similar")
     folder.mkdir(mode=0o700, exist_ok=True)
     os.chmod(folder, 0o700)
-    pages = []
-    for k, pair in enumerate(flagged, 1):
+    listed = flagged + [p for p in ranked[:RANKED_SHOWN] if p not in flagged]
+    pair_pages = {}
+    for k, pair in enumerate(listed, 1):
         page = folder / f"pair-{k}.html"
         with private_path(page) as tmp:
             Path(tmp).write_text(code_similarity.side_by_side(pair, bodies, "report.html", starter), encoding="utf-8",
                                  errors="backslashreplace")
-        pages.append((pair, f"{folder.name}/{page.name}"))
-    for old in folder.glob("pair-*.html"):  # an earlier run's pages of pairs no longer flagged
-        if old.name not in {Path(rel).name for _, rel in pages}:
+        pair_pages[pair.a, pair.b] = f"{folder.name}/{page.name}"
+    pages = [(pair, pair_pages[pair.a, pair.b]) for pair in flagged]
+    for old in folder.glob("pair-*.html"):  # an earlier run's pages of pairs no longer listed
+        if old.name not in {Path(rel).name for rel in pair_pages.values()}:
             old.unlink()
     path = out.with_name(out.stem + ".similar.csv")
     write_csv(path, ["submission_a", "submission_b", "score", "score_a", "score_b", "matched_characters",
@@ -411,7 +483,7 @@ def write_code_pairs(out, code, boilerplate, code_files, others=None):
           f"pair(s); details in {path}, side by side in {folder}/")
     for p, rel in pages:
         print(shown(f"  {p.a} ~ {p.b}: {p.score:.0%}, most in {p.most_similar_file}"))
-    return pages, ranked
+    return pages, ranked, pair_pages
 
 
 def write_params_pairs(out, params):
@@ -422,7 +494,14 @@ def write_params_pairs(out, params):
     path = out.with_name(out.stem + ".params.csv")
     write_csv(path, params_similarity.PAIR_COLUMNS, params.pairs)
     if params.failed:
-        print(f"the params files were not compared: {params.failed}")
+        print(f"warning: the params files were not compared: {params.failed}")
+        return []
+    for name, fname, why in params.problems:  # each submission's files that were left out, loudly
+        print(shown(f"warning: {name}: {fname + ' ' if fname else ''}not compared: "
+                    f"{why.removesuffix(': not compared')}"))
+    if not params.files:
+        print("warning: no params file was compared (none could be read): the class's params are unchecked, "
+              "not clean")
         return []
     by_pair = params_by_pair(params.pairs)
     print(f"possible copying (params files within {params_similarity.DRIFT_CEILING:.0%} of each other's size, "
@@ -433,6 +512,22 @@ def write_params_pairs(out, params):
     for (a, b), found in by_pair.items():
         print(shown(f"  {a} ~ {b}: {nearest_files(found)}"))
     return params.pairs
+
+
+def predictions_by_pair(rows):
+    """{(a, b): their PredictionPairs} of similar_pairs' rows, in its order."""
+    out = {}
+    for r in rows:
+        out.setdefault((r.a, r.b), []).append(r)
+    return out
+
+
+def shared_words(rows):
+    """A flagged pair's prediction files in a few words: the wrong answers in common, and what independent runs
+    share."""
+    same, expected = sum(r.same_wrong for r in rows), sum(r.expected for r in rows)
+    return (f"{same} wrong answers in common over {len(rows)} file{'s' if len(rows) > 1 else ''} (independent runs "
+            f"share {expected:.1f})")
 
 
 def params_by_pair(pairs):
@@ -523,6 +618,7 @@ th, td {{ border: 1px solid #ccc; padding: .2em .6em; text-align: left; font-siz
 th {{ background: #eee; }}
 img {{ max-width: 100%; }}
 table.sortable th {{ cursor: pointer; }}
+.warn {{ color: #a00000; font-weight: bold; }}
 </style></head><body>
 <h1>Class report: {title}</h1>
 <p>{summary}</p>
@@ -542,11 +638,15 @@ at.</p>
 {clusters}
 <h2>Possible copying: code</h2>
 {code}
-<h2>Possible copying: params files</h2>
+<h2 id="params">Possible copying: params files</h2>
 {params}
-<h2>Possible copying: prediction files</h2>
-<p>Pairs whose prediction files agree on at least {same:.0%} of their informative lines: a line both leave blank,
-or on which both give the answer most of the class gives, shows nothing and is left out.</p>
+<h2 id="predictions">Possible copying: prediction files</h2>
+<p>Pairs whose prediction files share more wrong answers than independent runs do: right answers in common show
+nothing (two good runs agree on them), nor blank lines.  What independent runs share is, for each file, the median
+of the wrong answers it shares with each other file of the class; a deliverable most of the class computed alike
+(one seed, one data order) shares them with most files, and is no evidence.  A pair is flagged from {least} wrong
+answers in common, where chance gives that many beyond what independent runs share with probability below
+{alarm:g}.</p>
 {predictions}
 <h2>Not graded</h2>
 {ungraded}
@@ -575,31 +675,151 @@ document.querySelectorAll("table.sortable th").forEach(function (th, column) {{
 """
 
 
-def roster(ordered, test_ids, pred_pairs, code_pairs, params_pairs=()):
+def unmatched_files(rec):
+    """The prediction files of a cache record whose judge found that their params do not give them."""
+    tests = (rec.get("results") or {}).get("tests", [])
+    return [PREDICTION_TESTS[t["number"]] for t in tests if t.get("number") in PREDICTION_TESTS
+            and (t.get("extra_data") or {}).get("reason") == PredictionsNotFromParams.reason]
+
+
+def missing_words(missing):
+    """A submission's missing deliverables in a few words: "missing 12 of 18 deliverables: model.py, 6 prediction
+    files, 5 params files" (a kind of file named where one is missing, counted where more are)."""
+    code = [n for n in missing if n.endswith(".py")]
+    said = code[:2] + ([f"{len(code) - 2} more .py files"] if len(code) > 2 else [])
+    for kind, names in (("prediction files", [n for n in missing if n in PREDICTION_FILES]),
+                        ("params files", [n for n in missing if n in PARAMS_FILES])):
+        if names:
+            said.append(names[0] if len(names) == 1 else f"{len(names)} {kind}")
+    return f"missing {len(missing)} of {len(DELIVERABLES)} deliverables: {', '.join(said)}"
+
+
+# What needs the instructor, the strongest first: a submission that was not graded; prediction files that their
+# params do not give (not one run's: the strongest sign of files taken from elsewhere); a flagged pair (params, code
+# or prediction files copied); missing deliverables; params files that could not be compared
+NOT_GRADED, NOT_FROM_PARAMS, COPIED, MISSING, NOT_COMPARED = range(5)
+# where each reason's evidence is: a page beside the report (a pair's side by side), an anchor of the report
+# ("#params"), or OWN_PAGE, the submission's own page of per-test results
+OWN_PAGE = "own page"
+
+
+def roster(ordered, test_ids, pred_pairs, code_pairs, params=None, left_out=None):
     """The rows of the page's roster: per submission, its coding points, extra credit and total, each part's points,
-    what it is flagged with (the other side of each flagged pair) and its problems."""
+    and what needs the instructor ("attention": [(rank, words)], the strongest first: NOT_GRADED ... NOT_COMPARED),
+    with its problems in full.  params: params_similarity's Comparison (None: not compared); left_out: the prediction
+    and code files not compared (write_report's).  Returns (the parts, {part: its maximum}, the rows)."""
     parts = parts_of(test_ids)
-    flags = {}
-    for (a, b), found in params_by_pair(params_pairs).items():
-        flags.setdefault(a, set()).add(f"params ~ {b} ({drift_words(found[0].drift)})")
-        flags.setdefault(b, set()).add(f"params ~ {a} ({drift_words(found[0].drift)})")
-    for r in pred_pairs:
-        flags.setdefault(r.a, set()).add(f"predictions ~ {r.b}")
-        flags.setdefault(r.b, set()).add(f"predictions ~ {r.a}")
-    for p, _ in code_pairs or []:
-        flags.setdefault(p.a, set()).add(f"code ~ {p.b} ({p.score:.0%})")
-        flags.setdefault(p.b, set()).add(f"code ~ {p.a} ({p.score:.0%})")
+    said = {}
+
+    def add(name, rank, words, where=OWN_PAGE):
+        said.setdefault(name, []).append((rank, words, where))
+
+    for (a, b), found in params_by_pair([] if params is None else params.pairs).items():
+        add(a, COPIED, f"params ~ {b} ({drift_words(found[0].drift)})", "#params")
+        add(b, COPIED, f"params ~ {a} ({drift_words(found[0].drift)})", "#params")
+    for (a, b), rows in predictions_by_pair(pred_pairs).items():
+        common = sum(r.same_wrong for r in rows)
+        add(a, COPIED, f"predictions ~ {b} ({common} wrong answers in common)", "#predictions")
+        add(b, COPIED, f"predictions ~ {a} ({common} wrong answers in common)", "#predictions")
+    for p, page in code_pairs or []:
+        add(p.a, COPIED, f"code ~ {p.b} ({p.score:.0%})", page)
+        add(p.b, COPIED, f"code ~ {p.a} ({p.score:.0%})", page)
+    for name, fname, why in [] if params is None else params.problems:
+        add(name, NOT_COMPARED, f"params not compared{' (' + fname + ')' if fname else ''}", "#params")
+    for name, files in (left_out or {}).items():
+        if files:
+            add(name, NOT_COMPARED, f"not compared ({', '.join(sorted(f for f, _ in files))})")
+    maxima = {}
     rows = []
     for name, rec in ordered:
         res = rec.get("results") or {}
-        row = {"name": name, "graded": bool(rec.get("graded")), "flags": sorted(flags.get(name, ())),
-               "problems": rec.get("problems", []), "parts": {}}
-        if row["graded"]:
+        graded = bool(rec.get("graded"))
+        if not graded:
+            first = (rec.get("problems") or ["not graded"])[0]
+            add(name, NOT_GRADED, "not graded: " + upload.shown(first.removesuffix("; not graded"), 120))
+        unmatched = unmatched_files(rec) if graded else []
+        if unmatched:
+            add(name, NOT_FROM_PARAMS, f"predictions do not match their params ({len(unmatched)} file"
+                                       f"{'s' if len(unmatched) > 1 else ''})")
+        if rec.get("missing"):
+            add(name, MISSING, missing_words(rec["missing"]))
+        row = {"name": name, "graded": graded, "attention": sorted(set(said.get(name, ()))),
+               "problems": rec.get("problems", []), "parts": {}, "unmatched": unmatched}
+        if graded:
             row["coding"], row["coding_max"], row["extra"], row["extra_max"] = score_split(res)
             row["total"] = res.get("score", 0)
             row["parts"] = points_by_part(res, parts)
+            for part, top in maxima_by_part(res, parts).items():
+                maxima[part] = max(maxima.get(part, 0), top)
         rows.append(row)
-    return sorted(parts), rows
+    return sorted(parts), maxima, rows
+
+
+def maxima_by_part(results, parts):
+    """{part: the points its tests in one grading's results.json are worth}."""
+    by_id = {t.get("number"): t for t in results.get("tests", [])}
+    return {part: sum(by_id[t].get("max_score") or 0 for t in ids if t in by_id) for part, ids in parts.items()}
+
+
+def student_page(name, row, rec, report_name):
+    """One submission's page: its points, what needs attention, its problems in full, and every test's result
+    (points, maximum, status and the grader's output), as Gradescope shows a student's."""
+    e = html.escape
+    tests = (rec.get("results") or {}).get("tests", [])
+    points = (f"<p>coding {row['coding']:g} of {row['coding_max']:g}, extra credit {row['extra']:g} of "
+              f"{row['extra_max']:g}, total {row['total']:g}</p>" if row["graded"] else "<p>Not graded.</p>")
+    listed = "".join(f"<li>{e(words)}</li>" for _, words, _ in row["attention"])
+    problems = "".join(f"<li>{e(p)}</li>" for p in row["problems"])
+    results = table(["test", "points", "of", "status", "output"],
+                    [[e(str(t.get("number", ""))), f"{t.get('score') or 0:g}", f"{t.get('max_score') or 0:g}",
+                      e(str((t.get("extra_data") or {}).get("status", ""))),
+                      f"<pre>{e(str(t.get('output', '')))}</pre>"] for t in tests])
+    return STUDENT_PAGE.format(title=e(name), report=e(report_name), points=points,
+                               attention=f"<ul>{listed}</ul>" if listed else "<p>Nothing.</p>",
+                               problems=f"<ul>{problems}</ul>" if problems else "<p>None.</p>", results=results)
+
+
+STUDENT_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: sans-serif; margin: 1em 2em; }}
+table {{ border-collapse: collapse; }}
+th, td {{ border: 1px solid #ccc; padding: .2em .6em; text-align: left; vertical-align: top; font-size: 14px; }}
+th {{ background: #eee; }}
+pre {{ margin: 0; white-space: pre-wrap; max-width: 60em; }}
+</style></head><body>
+<p><a href="../{report}">back to the report</a></p>
+<h1>{title}</h1>
+{points}
+<h2>Needs attention</h2>
+{attention}
+<h2>Problems</h2>
+{problems}
+<h2>Per test</h2>
+{results}
+</body></html>
+"""
+
+
+def write_student_pages(out, ordered, people):
+    """One page per submission in grades.students/ (0700; each page 0600), named by its place in the roster (a name
+    a student chose is no file name); returns {submission: the page's path relative to out's folder}.  An earlier
+    run's pages beyond this class are removed."""
+    folder = out.with_name(out.stem + ".students")
+    folder.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(folder, 0o700)
+    records = dict(ordered)
+    links = {}
+    for k, row in enumerate(people, 1):
+        page = folder / f"student-{k}.html"
+        with private_path(page) as tmp:
+            Path(tmp).write_text(student_page(row["name"], row, records[row["name"]], "report.html"),
+                                 encoding="utf-8", errors="backslashreplace")
+        links[row["name"]] = f"{folder.name}/{page.name}"
+    for old in folder.glob("student-*.html"):
+        if old.name not in {Path(rel).name for rel in links.values()}:
+            old.unlink()
+    return links
 
 
 class Cluster(NamedTuple):
@@ -616,7 +836,8 @@ class Cluster(NamedTuple):
 def clusters(pred_pairs, code_pairs, params_pairs=()):
     """The groups of submissions that flagged pairs of any kind join (a pair of prediction files, of code, of
     params files; their union), the largest first, then those more kinds join: [Cluster]."""
-    links = [(r.a, r.b, "predictions", f"predictions: {r.file} {r.fraction:.1%}") for r in pred_pairs]
+    links = [(a, b, "predictions", f"predictions: {shared_words(rows)}")
+             for (a, b), rows in predictions_by_pair(pred_pairs).items()]
     links += [(p.a, p.b, "code", f"code {p.score:.0%}") for p, _ in code_pairs or []]
     links += [(a, b, "params", f"params: {nearest_files(found)}") for (a, b), found in
               params_by_pair(params_pairs).items()]
@@ -662,7 +883,8 @@ def statistics_rows(ordered, test_ids):
         if not scores:
             continue
         rows.append([label, f"{maximum:g}", f"{statistics.mean(scores):.2f}", f"{statistics.median(scores):g}",
-                     f"{statistics.pstdev(scores):.2f}", f"{max(scores):g}", f"{full / len(scores):.0%}"])
+                     f"{statistics.pstdev(scores):.2f}", f"{max(scores):g}",
+                     f"{full / len(scores):.0%}" if maximum else "no points"])  # a 0-point test has none to earn
     return rows
 
 
@@ -672,7 +894,13 @@ def params_section(params):
         return "<p>Not compared.</p>"
     e = html.escape
     if params.failed:
-        return f"<p>Not compared: {e(params.failed)}.</p>"
+        return f'<p class="warn">Not compared: {e(params.failed)}.</p>'
+    not_compared = ("<h3>Params files not compared</h3>" + table(
+        ["submission", "file", "why"], [[e(n), e(f), e(why)] for n, f, why in params.problems])
+        if params.problems else "")
+    if not params.files:  # nothing was compared: no pair found is no evidence of a clean class
+        return ('<p class="warn">No params file was compared: none could be read (below, why). The class\'s params '
+                "files are unchecked, not clean.</p>" + not_compared)
     import params_similarity  # the ceiling, stated once
 
     cut = params_similarity.DRIFT_CEILING
@@ -697,50 +925,73 @@ def params_section(params):
     if histogram:
         section += (f'<img alt="histogram of each params file\'s drift from its nearest file of another submission, '
                     f'the cut at {cut:.0%} marked" src="data:image/png;base64,{base64.b64encode(histogram).decode()}">')
-    if params.problems:
-        section += "<h3>Params files not compared</h3>" + table(
-            ["submission", "file", "why"], [[e(n), e(f), e(why)] for n, f, why in params.problems])
-    return section
+    return section + not_compared
 
 
-def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=(), ranked=None, params=None):
-    """report.html: the run's facts, a sortable roster (each submission's points, parts, flags and problems),
-    statistics per part and per test, the histograms (grades.png, inlined), the flagged pairs (code, with links to
-    their pages; params files, with the class's distribution; prediction files) and the submissions that were not
-    graded, with the reason."""
+def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=(), ranked=None, params=None,
+                students=None, pair_pages=None, zero_parts=(), left_out=None):
+    """report.html: the run's facts, a sortable roster (each submission's points, parts with their maxima, and what
+    needs attention, the strongest first; each name linked to its page of per-test results, `students`: {name:
+    path}), statistics per part and per test, the histograms (grades.png, inlined; zero_parts: the parts everyone
+    scored 0 in, which have none), the flagged pairs (code, with links to their pages, and every listed pair with
+    its page, pair_pages: {(a, b): path}; params files, with the class's distribution; prediction files) and the
+    submissions that were not graded, with the reason."""
     e = html.escape
     graded = sum(1 for _, r in ordered if r.get("graded"))
     summary = (f"{len(ordered)} submissions, {graded} graded.  The grades are in {e(out.name)}; this page and the "
                "files beside it hold students' grades and code: keep them to the course's staff.")
     fact_list = "".join(f"<li>{e(k)}: {e(str(v))}</li>" for k, v in facts)
     params_pairs = [] if params is None else params.pairs  # none where the comparison failed
-    parts, people = roster(ordered, test_ids, pred_pairs, code_pairs, params_pairs)
+    parts, part_max, people = roster(ordered, test_ids, pred_pairs, code_pairs, params, left_out)
+    parts = [p for p in parts if part_max.get(p)]  # a part of 0 points (a practice check) has nothing to earn
+    students = students or {}
 
     def number(value):  # a cell that sorts as a number; empty where the submission was not graded
         return "<td></td>" if value is None else f'<td data-sort="{value:g}">{value:g}</td>'
 
     roster_rows = []
     for row in people:
-        cells = [f"<td>{e(row['name'])}</td>"]
+        name = (f'<a href="{e(students[row["name"]])}">{e(row["name"])}</a>' if row["name"] in students
+                else e(row["name"]))
+        cells = [f"<td>{name}</td>"]
         if row["graded"]:
             cells += [number(row["coding"]), number(row["extra"]), number(row["total"])]
             cells += [number(row["parts"].get(part, 0)) for part in parts]
         else:
             cells += ['<td data-sort="-1">not graded</td>'] + ['<td data-sort="-1"></td>'] * (2 + len(parts))
-        cells += [f"<td>{'<br>'.join(e(f) for f in row['flags'])}</td>",
-                  f"<td>{e('; '.join(row['problems']))}</td>"]
+        # sorted by its strongest reason (a click on the column puts those that need the instructor most first)
+        strongest = min((rank for rank, _, _ in row["attention"]), default=NOT_COMPARED + 1)
+
+        def evidence(rank, words, where):  # each reason one click from its evidence
+            href = students.get(row["name"]) if where == OWN_PAGE else where
+            text = f'<b class="warn">{e(words)}</b>' if rank <= NOT_FROM_PARAMS else e(words)
+            return f'<a href="{e(href)}">{text}</a>' if href else text
+
+        words = "<br>".join(evidence(*reason) for reason in row["attention"])
+        cells.append(f'<td data-sort="{strongest}">{words}</td>')
         roster_rows.append("<tr>" + "".join(cells) + "</tr>")
     first = next((r for r in people if r["graded"]), None)
     maxima = (f" (coding of {first['coding_max']:g}, extra credit of {first['extra_max']:g})" if first else "")
     head = "".join(f"<th>{e(h)}</th>" for h in ["submission", "coding", "extra credit", "total",
-                                                 *[f"part {p}" for p in parts], "flags", "problems"])
-    roster_table = (f'<p>Click a column\'s name to sort by it{maxima}.</p><table class="sortable"><tr>{head}</tr>'
+                                                 *[f"part {p} of {part_max.get(p, 0):g}" for p in parts],
+                                                 "needs attention"])
+    roster_table = (f'<p>Click a column\'s name to sort by it{maxima}; a name opens its per-test results.  "Needs '
+                    'attention" lists, the strongest first: not graded; prediction files that their params do not '
+                    'give (not one run\'s); params, code or prediction files copied; missing deliverables; params '
+                    f'not compared.</p><table class="sortable"><tr>{head}</tr>'
                     + "".join(roster_rows) + "</table>") if people else "<p>None.</p>"
     stats = table(["part or test", "max", "mean", "median", "sd", "highest", "all points"],
                   [[e(c) for c in r] for r in statistics_rows(ordered, test_ids)])
     histograms = ("<p>No histogram (matplotlib is not installed).</p>" if png is None else
                   f'<img alt="histograms of the total, each part\'s points and each prediction file\'s accuracy" '
                   f'src="data:image/png;base64,{base64.b64encode(Path(png).read_bytes()).decode()}">')
+    unmatched = sum(len(r["unmatched"]) for r in people)
+    notes = ([f"No histogram of part {', '.join(zero_parts)}: every graded submission scored 0 there."]
+             if zero_parts else [])
+    if unmatched:
+        notes.append(f"The accuracies leave out the {unmatched} prediction files that their params do not give (they "
+                     "earn no points; the roster names their submissions).")
+    histograms = "".join(f"<p>{e(n)}</p>" for n in notes) + histograms
     if code_pairs is None:
         code = "<p>Not compared.</p>"
     else:
@@ -762,17 +1013,19 @@ def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=()
         code += (f"<h3>Every pair compared, the highest score first ({min(len(ranked), RANKED_SHOWN)} of "
                  f"{len(ranked)} shown)</h3><p>A score is the larger of the two shares: how much of each side's own "
                  "code matches the other's.  The pairs just below the cut are the near misses to look at.</p>")
-        code += table(["submission", "submission", "score", "share of the first", "share of the second", "flagged"],
+        pair_pages = pair_pages or {}
+        code += table(["submission", "submission", "score", "share of the first", "share of the second", "flagged",
+                       ""],
                       [[e(p.a), e(p.b), f"{p.score:.0%}", f"{p.score_a:.0%}", f"{p.score_b:.0%}",
-                        "yes" if (p.a, p.b) in flagged_set else ""] for p in ranked[:RANKED_SHOWN]])
-    by_pair = {}
-    for r in pred_pairs:
-        by_pair.setdefault((r.a, r.b), []).append(
-            f"{e(r.file)}: {r.fraction:.1%} of {r.informative} informative lines the same"
-            + (f", {r.same_wrong} of them wrong in both" if r.same_wrong != "" else "")
-            + f"; distinct answers {r.distinct_a} and {r.distinct_b}")
-    predictions = table(["submission", "submission", "files"],
-                        [[e(a), e(b), "<br>".join(files)] for (a, b), files in sorted(by_pair.items())])
+                        "yes" if (p.a, p.b) in flagged_set else "",
+                        f'<a href="{e(pair_pages[p.a, p.b])}">side by side</a>' if (p.a, p.b) in pair_pages else ""]
+                       for p in ranked[:RANKED_SHOWN]])
+    predictions = table(["submission", "submission", "in all", "files"],
+                        [[e(a), e(b), e(shared_words(rows)),
+                          "<br>".join(e(f"{r.file}: {r.same_wrong} of the {r.both_wrong} lines both answer wrongly "
+                                        f"the same (independent runs share {r.expected:g}); distinct answers "
+                                        f"{r.distinct_a} and {r.distinct_b}") for r in rows)]
+                         for (a, b), rows in predictions_by_pair(pred_pairs).items()])
     groups = table(["submissions", "joined by", "flagged pairs"],
                    [["<br>".join(e(m) for m in c.members), e(" and ".join(c.kinds)),
                      "<br>".join(e(f"{a} ~ {b}: {what}") for a, b, what in c.links)]
@@ -782,4 +1035,4 @@ def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=()
     return REPORT.format(title=e(out.stem), summary=summary, facts=fact_list, roster=roster_table, stats=stats,
                          histograms=histograms, clusters=groups, code=code, params=params_section(params),
                          predictions=predictions,
-                         ungraded=ungraded, same=SIMILAR)
+                         ungraded=ungraded, least=MIN_EVIDENCE, alarm=ALARM)

@@ -18,10 +18,10 @@ Outputs, beside --out (grades.csv):
                       their total, per-test points, accuracy of each prediction file
                       against the answers in the data folder, and the problems found (broken zip, missing
                       files, code that does not import, a grader that did not finish)
-  grades.pairs.csv    pairs of submissions whose prediction files agree on >= 98 % of their informative lines
-                      (not both blank, not both the answer most of the class gives), with the wrong answers
-                      in common and each file's distinct answers: possible copying, for a person to look at
-                      (also printed)
+  grades.pairs.csv    pairs of submissions whose prediction files share more wrong answers than independent
+                      runs do (right answers and blank lines are no evidence; what independent runs share is
+                      each file's median with the class's other files), one row per file, with each file's
+                      distinct answers: possible copying, for a person to look at (also printed)
   grades.similar.csv  pairs of submissions whose code, beyond what the starter gives everyone, is similar
                       (tools/code_similarity.py: copydetect's fingerprints, blind to names, comments, layout
                       and the order of functions): the pair's score, each file's, the most similar file
@@ -212,12 +212,14 @@ def _grade_in(tmp, name, path, cfg, cpus, record, started):
     record["files"] = copied
     record["problems"] += problems
     missing = [n for n in cfg["required"] if n not in copied]
+    record["missing"] = missing  # the roster's few words (class_report.missing_words); the problems list them all
     if missing:
         record["problems"].append("missing: " + ", ".join(missing))
     if not any(n.endswith(".py") for n in copied):
         record["problems"].append("no Python files: not graded")
         return record
-    cmd = [sys.executable, str(src / "grader.py"), "--json", str(Path(tmp) / "results.json"),
+    # --verbose: the TA's view, whose header names the worker user id (stop reclaims it)
+    cmd = [sys.executable, str(src / "grader.py"), "--json", str(Path(tmp) / "results.json"), "--verbose",
            "--data-dir", str(cfg["data_dir"]), "--solution-dir", str(cfg["solution_dir"]),
            "--timeout-scale", str(cfg["timeout_scale"])] + list(cfg["tests"])
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRADER_")}
@@ -538,9 +540,10 @@ def run(args):
                     records[name] = rec
 
     answers = load_answers(data_dir)
-    preds = {name: submission_predictions(path, deliverable_names()) for name, path in subs}
+    left_out = {name: [] for name, _ in subs}  # files too large to compare: warned about and on the roster
+    preds = {name: submission_predictions(path, deliverable_names(), left_out[name]) for name, path in subs}
     seven = student_code_files()
-    code = {name: submission_code(path, deliverable_names(), seven) for name, path in subs}
+    code = {name: submission_code(path, deliverable_names(), seven, left_out[name]) for name, path in subs}
     facts = [("data", f"{data_dir}; accuracy thresholds: {data.describe()}"),
              ("graded", time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())),
              ("kit", kit_version()),
@@ -550,7 +553,8 @@ def run(args):
     print(f"comparing the params files of {len(subs)} submissions")
     params = params_similarity.compare_class(subs, len(subs) * len(PARAMS_FILES))
     write_report(out, [(n, records[n]) for n in names], test_ids, preds, answers, code=code,
-                 boilerplate=boilerplate, code_files=seven, facts=facts, others=others, params=params)
+                 boilerplate=boilerplate, code_files=seven, facts=facts, others=others, params=params,
+                 left_out=left_out)
     return 0
 
 

@@ -83,7 +83,9 @@ COMMON_FROM = 10
 SECONDS = 60  # the comparison's time limit: this plus SECONDS_PER_FILE per params file of the class
 SECONDS_PER_FILE = 2
 # a submission whose files take longer than this to read is not compared (a course-size file takes a tenth of a
-# second; a file of a million tiny tensors, minutes): one upload never holds the class's comparison up
+# second; a file of a million tiny tensors, minutes): one upload never holds the class's comparison up.  Seconds of
+# the processor's time (the reading's own, on one thread), not of the clock: on cores a training shares, the clock
+# gave a course-size file 20 s and more
 SECONDS_PER_SUBMISSION = 20
 
 
@@ -159,8 +161,15 @@ def sketch(state, fname="the file"):
 
 
 class TooSlow(BaseException):
-    """A submission's files took more than SECONDS_PER_SUBMISSION to read (not an Exception: the loader's own
-    `except Exception` must not take it for a broken file and go on without a clock)."""
+    """A submission's files took more than SECONDS_PER_SUBMISSION of processor time to read (not an Exception: the
+    loader's own `except Exception` must not take it for a broken file and go on without a clock)."""
+
+
+# The clock of SECONDS_PER_SUBMISSION: the process's processor time (ITIMER_PROF, user and system), which a load on
+# the machine does not stretch; a reading that waits (a slow disk) is bounded by the process's own time limit, which
+# leaves the submission it was reading out on the next run (compare_class)
+TIMER = getattr(signal, "ITIMER_PROF", None)
+TIMER_SIGNAL = getattr(signal, "SIGPROF", None)
 
 
 def _too_slow(signum, frame):
@@ -172,12 +181,14 @@ def read_class(submissions, progress=None):
     ([(name, path of its zip or folder)]), the copies their grading read (kit/upload.py), each submission's within
     SECONDS_PER_SUBMISSION.  progress: a stream told "reading K" before the K-th submission is read (compare_class's:
     which one stopped a process that died)."""
-    import torch  # noqa: F401  (before any file: a process that cannot hold torch fails as a whole, not per file)
+    import torch  # before any file: a process that cannot hold torch fails as a whole, not per file
 
     names = upload.deliverable_names(sorted(p.name for p in (SRC / "submission").glob("*.py")))
     files, problems = [], []
-    timed = hasattr(signal, "setitimer")
-    before = signal.signal(signal.SIGALRM, _too_slow) if timed else None
+    timed = TIMER is not None and hasattr(signal, "setitimer")
+    before = signal.signal(TIMER_SIGNAL, _too_slow) if timed else None
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the processor time a reading takes is its own: one thread's
     try:
         for k, (name, path) in enumerate(submissions):
             if progress is not None:
@@ -185,18 +196,20 @@ def read_class(submissions, progress=None):
             own = []
             try:
                 if timed:
-                    signal.setitimer(signal.ITIMER_REAL, SECONDS_PER_SUBMISSION)
+                    signal.setitimer(TIMER, SECONDS_PER_SUBMISSION)
                 _read_submission(name, path, names, own, problems)
                 files += own
             except TooSlow:
-                problems.append((name, "", f"its params files took more than {SECONDS_PER_SUBMISSION} s to read "
-                                           "(a course-size file takes a tenth of a second): not compared"))
+                problems.append((name, "", f"its params files took more than {SECONDS_PER_SUBMISSION} s of "
+                                           "processor time to read (a course-size file takes a tenth of a second): "
+                                           "not compared"))
             finally:
                 if timed:
-                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    signal.setitimer(TIMER, 0)
     finally:
+        torch.set_num_threads(threads)
         if timed:  # the caller's handler again (a test calls this in its own process)
-            signal.signal(signal.SIGALRM, before)
+            signal.signal(TIMER_SIGNAL, before)
     return files, problems
 
 
@@ -221,8 +234,8 @@ def _read_submission(name, path, names, files, problems):
                     files.append((name, fname, folded))
                 else:
                     problems.append((name, fname, f"{fname} holds no weight matrix"))
-    except (OSError, ValueError):  # an upload that cannot be read: its row in the report says why
-        return
+    except (OSError, ValueError) as e:  # an upload that cannot be read (upload.UploadError is a ValueError)
+        problems.append((name, "", f"{upload.shown(str(e)[:400], 300)}: not compared"))
 
 
 def drifts(sketches):
@@ -338,7 +351,9 @@ def compare_class(submissions, count):
     it holds nothing.  A process that dies or runs out of time while it reads a submission's files is run again
     without that submission (at most MAX_STOPPERS times), whose files are then listed as not compared: one
     upload's bytes never cost the class its comparison."""
-    left, stopped = list(submissions), []
+    # absolute (never resolved: a link stays a link, which the upload refuses): the process runs in src/, where a
+    # folder typed relative to the instructor's own (../class) is another folder, or none
+    left, stopped = [(name, os.path.abspath(path)) for name, path in submissions], []
     while True:
         found, reading = _compare_once(left, count)
         if not found.failed or reading is None or not 0 <= reading < len(left) or len(stopped) == MAX_STOPPERS:

@@ -149,7 +149,7 @@ def observe_whole_line(ctx, ds, line, want=1000, cap=50000):
     kept = []
     for _ in range(cap):
         example = _example(ctx, ds, 0)
-        p, m, s = _split("".join(vocab["itos"][i] for i in example[0]), vocab["pad"], vocab["mask"], line)
+        p, m, s = _split_either("".join(vocab["itos"][i] for i in example[0]), vocab["pad"], vocab["mask"], line)
         if len(p + m + s) == len(line):
             kept.append(example)
             if len(kept) >= int(want):
@@ -157,9 +157,9 @@ def observe_whole_line(ctx, ds, line, want=1000, cap=50000):
     return _observed(vocab, [0] * len(kept), kept)
 
 
-def _split(s, pad, mask, line):
-    """(prefix, masked, suffix) of an example's text s, checked to read prefix⁇suffix⁇masked⁇ (or, the older
-    variant, without the closing ⁇) and then PADs, and to rebuild the start of the line."""
+def _pieces(s, pad, mask):
+    """(prefix, first, second) of an example's text s: prefix⁇first⁇second⁇ (or, the older variant, without the
+    closing ⁇) and then PADs; a Fail where it holds another number of MASK_CHARs."""
     body = s.rstrip(pad)
     if body.count(mask) == 3 and body.endswith(mask):
         body = body[:-1]  # the closing MASK_CHAR of the handout's version
@@ -167,12 +167,63 @@ def _split(s, pad, mask, line):
         raise Fail("CharCorruptionDataset.__getitem__: x must read prefix + MASK_CHAR + suffix + MASK_CHAR + "
                    f"masked_content + MASK_CHAR, then PAD_CHARs; it has {s.rstrip(pad).count(mask)} MASK_CHARs "
                    f"before the padding, e.g. {s[:70]!r}")
-    prefix, suffix, masked = body.split(mask)
-    original = prefix + masked + suffix
-    if pad in original or not line.startswith(original):
-        raise Fail("CharCorruptionDataset.__getitem__: prefix + masked_content + suffix must be the beginning of "
-                   f"the line (its truncation); for {line[:40]!r}... x reads {s[:70]!r}")
-    return prefix, masked, suffix
+    prefix, first, second = body.split(mask)
+    return prefix, first, second
+
+
+def _rebuilds(line, pad, *parts):
+    """Whether the parts, in this order, are the beginning of the line (its truncation)."""
+    original = "".join(parts)
+    return pad not in original and line.startswith(original)
+
+
+# The two orders an example's pieces may be read in: the handout's (prefix⁇suffix⁇masked⁇), and the masked content
+# and the suffix swapped (prefix⁇masked⁇suffix⁇), a rearrangement's bug (1e-1's) that leaves the span itself as drawn
+HANDOUT, SWAPPED = "handout", "swapped"
+
+
+def _split(s, pad, mask, line, order=HANDOUT):
+    """(prefix, masked, suffix) of an example's text s, checked to read prefix⁇suffix⁇masked⁇ (or, the older
+    variant, without the closing ⁇) and then PADs, and to rebuild the start of the line; with order SWAPPED, read
+    as prefix⁇masked⁇suffix⁇.  A Fail says what it saw: where the handout's order does not rebuild the line but the
+    swapped one does, that the masked content and the suffix are swapped."""
+    prefix, first, second = _pieces(s, pad, mask)
+    masked, suffix = (first, second) if order == SWAPPED else (second, first)
+    if _rebuilds(line, pad, prefix, masked, suffix):
+        return prefix, masked, suffix
+    if order == HANDOUT and _rebuilds(line, pad, prefix, first, second):
+        raise Fail("CharCorruptionDataset.__getitem__: the masked content and the suffix are swapped: x reads "
+                   "prefix + MASK_CHAR + masked_content + MASK_CHAR + suffix, where the suffix comes right after the "
+                   f"prefix's MASK_CHAR and the masked content last; for {line[:40]!r}... x reads {s[:70]!r}")
+    raise Fail("CharCorruptionDataset.__getitem__: prefix + masked_content + suffix must be the beginning of "
+               f"the line (its truncation); for {line[:40]!r}... x reads {s[:70]!r}")
+
+
+def _split_either(s, pad, mask, line):
+    """_split's (prefix, masked, suffix) in the handout's order, or where only the swapped order rebuilds the line,
+    in that one; the handout's Fail where neither does."""
+    try:
+        return _split(s, pad, mask, line)
+    except Fail as handout:
+        try:
+            return _split(s, pad, mask, line, SWAPPED)
+        except Fail:
+            raise handout from None
+
+
+def dataset_order(texts, pad, mask, lines):
+    """The order in which every one of a dataset's example texts (each of its line) reads: SWAPPED where only that
+    one reads them all (1e-1 fails the swap; the parts that judge the span itself read it so, and do not charge it
+    again), else HANDOUT (where neither reads them all, _split's Fail in the handout's order says why)."""
+    def reads(order):
+        try:
+            for s, line in zip(texts, lines):
+                _split(s, pad, mask, line, order)
+        except Fail:
+            return False
+        return True
+
+    return SWAPPED if not reads(HANDOUT) and reads(SWAPPED) else HANDOUT
 
 
 class Examples:
@@ -215,15 +266,20 @@ class Examples:
         """The example's characters of the line, without its PAD_CHARs and MASK_CHARs: its truncation, rearranged."""
         return "".join(c for c in self.text(ids) if c not in (self.pad, self.mask))
 
-    def parts(self, k, line):
-        return _split(self.text(self.x[k]), self.pad, self.mask, line)
+    def parts(self, k, line, order=HANDOUT):
+        return _split(self.text(self.x[k]), self.pad, self.mask, line, order)
+
+    def order(self, line):
+        """The order every example of `line` reads in (dataset_order)."""
+        return dataset_order([self.text(x) for x in self.x], self.pad, self.mask, [line] * len(self))
 
 
 def whole_parts(report, line):
-    """The judge's (prefix, masked, suffix) of the reported draws that kept `line` whole: none, where the
-    truncation never keeps it whole (1e-0's to fail)."""
+    """The judge's (prefix, masked, suffix) of the reported draws that kept `line` whole, in the order the dataset
+    writes them (Examples.order): none, where the truncation never keeps it whole (1e-0's to fail)."""
     seen = Examples(report)
-    found = [seen.parts(k, line) for k in range(len(seen))]
+    order = seen.order(line)
+    found = [seen.parts(k, line, order) for k in range(len(seen))]
     if any(len(p + m + s) != len(line) for p, m, s in found):
         raise Fail("the test's report of the dataset's examples is malformed")
     return found
@@ -365,7 +421,8 @@ def check_masked_lengths(ctx, report, line, whole_line, draws):
     seen = Examples((report or {}).get("long"))
     if len(seen) != draws:
         raise _no_examples()
-    pairs = [(len(p + m + s), len(m)) for p, m, s in (seen.parts(k, line) for k in range(len(seen)))]
+    order = seen.order(line)  # a swapped suffix and span is the rearrangement's to fail (1e-1), not the span's
+    pairs = [(len(p + m + s), len(m)) for p, m, s in (seen.parts(k, line, order) for k in range(len(seen)))]
     mean = sum(k / n for n, k in pairs) / len(pairs)
     if not within(mean, 0.15, 0.35, "the masked content's mean share of the truncated length"):
         raise Fail(f"CharCorruptionDataset.__getitem__: the masked content is {mean:.3f} of the truncated length "

@@ -344,7 +344,7 @@ def check_perceiver_models(ctx, report, bottlenecks, length):
         middle = sorted({r[1] for r in runs if r[0] == "block"})
         if not downs or not ups:
             raise Fail("initialize_perceiver_model returned a model that runs no DownProjectBlock/UpProjectBlock: "
-                       "it must set mconf.perceiver = True before building GPT(mconf)")
+                       "the config it builds the GPT from must ask for the perceiver variant")
         if len(downs) != 1 or len(ups) != 1 or downs[0][2] != m or ups[0][2] != length:
             raise Fail(f"the perceiver must run one DownProjectBlock down to bottleneck_dim = {m} positions and one "
                        f"UpProjectBlock back to the input length {length}{call_note}; it ran {downs + ups}")
@@ -385,7 +385,8 @@ def check_causal_perceiver(ctx, report, positions):
     report = report if isinstance(report, dict) else {}
     if not {"down", "up"} <= set(report.get("kinds") or ()):
         raise Fail("initialize_perceiver_model returned a model that runs no DownProjectBlock/UpProjectBlock, so "
-                   "there is no perceiver to check: it must set mconf.perceiver = True before building GPT(mconf)")
+                   "there is no perceiver to check: the config it builds the GPT from must ask for the perceiver "
+                   "variant")
     base, *outs = tensors(report.get("outputs"), len(positions) + 1, (2, 64, 30))
     for t, out in zip(positions, outs):
         if not torch.allclose(out[:, :t], base[:, :t], atol=1e-5):

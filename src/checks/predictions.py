@@ -31,6 +31,7 @@ from pathlib import Path
 from kit import course
 from checks.bars import at_least, at_most
 from graderUtil import Fail
+from grading.registry import PredictionsNotFromParams
 from kit.baseline import baseline
 from kit.fileio import read_lines, read_tsv
 
@@ -126,9 +127,10 @@ def params_agreement(ctx, fname, params_name, variant, target, questions, predic
     if len(differ) > allowed:
         shown = "; ".join(f"line {i + 1}: the file says {predictions[i]!r}, the params give {decoded[i]!r}"
                           for i in differ[:3])
-        raise Fail(f"{fname} earns no accuracy points: it does not match {params_name}, whose greedy answers differ "
-                   f"on {len(differ)} of {len(questions)} lines (at most {allowed} may: near-ties between a GPU and "
-                   f"this CPU). {shown}. Submit the params and the predictions of the same run")
+        raise PredictionsNotFromParams(
+            f"{fname} earns no accuracy points: it does not match {params_name}, whose greedy answers differ "
+            f"on {len(differ)} of {len(questions)} lines (at most {allowed} may: near-ties between a GPU and "
+            f"this CPU). {shown}. Submit the params and the predictions of the same run")
     return [p == a for p, a in zip(predictions, decoded)], (fitted, pair)
 
 

@@ -312,7 +312,8 @@ def vanilla_model(ctx, sizes):
     mconf = vanilla_config(model, sizes)
     net = call("initialize_vanilla_model", ctx.submission_dir, helper.initialize_vanilla_model, mconf)
     if net is None:
-        raise Fail("initialize_vanilla_model returned None: part (c) in helper.py must return GPT(mconf)")
+        raise Fail("initialize_vanilla_model returned None: part (c) in helper.py returns the vanilla model that "
+                   "mconf describes")
     return net, mconf
 
 
@@ -340,7 +341,8 @@ def check_vanilla_model(ctx, report, sizes):
     if facts.get("is_gpt") is not True:
         raise Fail(f"initialize_vanilla_model returned a {facts.get('type')}, not a model.GPT")
     if facts.get("perceiver") is not False:
-        raise Fail("initialize_vanilla_model built a perceiver; the vanilla variant is GPT(mconf) as given")
+        raise Fail("initialize_vanilla_model built a perceiver; the vanilla variant is the given GPT, built from mconf "
+                   "as it is")
     if facts.get("blocks") != sizes["n_layer"] or facts.get("block_size") != sizes["block"]:
         raise Fail("initialize_vanilla_model did not build the model that mconf describes")
     if facts.get("logits_shape") != [2, 10, sizes["vocab"]]:
@@ -352,9 +354,11 @@ def check_train(ctx, report):
     had trained before it was saved."""
     facts = report if isinstance(report, dict) else {}
     if facts.get("written") is not True:
-        raise Fail("train did not write the parameters file: it must call trainer_obj.train() and then "
-                   "save_state_dict(model, writing_params_path)")
+        raise Fail("train did not write the parameters file at writing_params_path: it trains the model, then saves "
+                   "the trained model's parameters there")
     if facts.get("state_saved") is not True:
-        raise Fail("train saved something other than the model's state dict (use save_state_dict(model, path))")
+        raise Fail("train saved something other than the model's state dict at writing_params_path (the trainer "
+                   "module has a helper that saves one)")
     if facts.get("trained") is not True:
-        raise Fail("train saved the parameters without training: call trainer_obj.train() first")
+        raise Fail("train saved the parameters without training: the file must hold the model after the trainer "
+                   "has trained it")

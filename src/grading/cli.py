@@ -45,7 +45,9 @@ def build_parser():
                    help="who sees the hidden tests' results, in Gradescope's words (default: points.json's "
                         "hidden_visibility; 'visible', the course's behaviour, if it has none)")
     p.add_argument("--list", action="store_true", help="list the tests and exit")
-    p.add_argument("-v", "--verbose", action="store_true", help="show the output of your code for failed tests")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show the output of your code for failed tests and, as root, the sandbox's details (the "
+                        "worker user id, its cgroup's bounds): the TA's view")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--fork-server", type=int, metavar="FD", help=argparse.SUPPRESS)
     return p
@@ -139,10 +141,15 @@ def _main(argv, opened):
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print("\n".join(setup.header), flush=True)
+    print("\n".join(shown_header(args, setup)), flush=True)
     results = run(args, specs, order, setup)
     report(args, specs, order, setup, results, time.monotonic() - started)
     return 0
+
+
+def shown_header(args, setup):
+    """The header's lines as this run shows them: the sandbox's details (setup.details) only under --verbose."""
+    return setup.header + (setup.details if args.verbose else [])
 
 
 def plan(args):
@@ -214,7 +221,7 @@ def set_up(args, table, specs, order, opened):
         header += first_screen(specs, order, solution_dir, have_answers, own)
     setup = argparse.Namespace(submission_dir=submission_dir, predictions_dir=predictions_dir, data_dir=data_dir,
                                solution_dir=solution_dir, have_answers=have_answers, row_name=row_name, row=row,
-                               jobs=jobs, header=header, sandbox=None,
+                               jobs=jobs, header=header, details=[], sandbox=None,
                                visibility=args.hidden_visibility or table["hidden_visibility"])
     if users.privileged():
         setup.sandbox = open_sandbox(args, setup)
@@ -235,9 +242,9 @@ def open_sandbox(args, setup):
     except (ValueError, OSError) as e:
         raise UsageError(f"running as root, the grader runs student code as an unprivileged user: {e}") from None
     header = setup.header
-    header.append(f"student code runs as {sandbox.user}, without access to the held-out answers, the "
-                  "reference solution and the results")
-    header.append(sandbox.group.describe())
+    # the sandbox's details mean nothing to a student: the TA's --verbose shows them (grade_class reads the user id)
+    setup.details += [f"student code runs as {sandbox.user}, without access to the held-out answers, the "
+                      "reference solution and the results", sandbox.group.describe()]
     secrets_ = [("the held-out answers", data_dir / name) for name in settings.held_out
                 if (data_dir / name).is_file()]
     secrets_ += [("the reference solution", setup.solution_dir),
@@ -256,7 +263,8 @@ def run(args, specs, order, setup):
     results = {}
     print_lock = threading.Lock()
     # on a terminal, one line that each result rewrites ("[12/38] 1e-3-basic passed"), erased before the ordered
-    # summary; elsewhere (a log, Gradescope's stdout) a line per result, which a log of a stopped grading keeps
+    # summary; elsewhere (a log, Gradescope's, a notebook's cell) a line per result on stderr, which a log of a
+    # stopped grading keeps, and stdout shows the header, then the summary: the reasons, by part
     progress = {"done": 0, "total": 0, "live": sys.stdout.isatty()}
 
     def on_result(r):
@@ -274,8 +282,8 @@ def run(args, specs, order, setup):
             progress["done"] += 1
             if progress["live"]:
                 print(f"\r\033[K  [{progress['done']}/{progress['total']}] {line}", end="", flush=True)
-            else:
-                print(f"  {line}", flush=True)
+            else:  # a log's line, on stderr: what stdout shows first is the header, then the summary's reasons
+                print(f"  {line}", file=sys.stderr, flush=True)
 
     to_run = []
     for tid in order:
@@ -367,5 +375,5 @@ def report(args, specs, order, setup, results, elapsed):
     summary += f"\n({elapsed:.1f} s)"
     print(summary, flush=True)
     if args.json:
-        write_results(args.json, results_json(chosen, results, "\n".join(setup.header) + "\n" + summary, elapsed,
-                                              visibility))
+        output = "\n".join(shown_header(args, setup)) + "\n" + summary
+        write_results(args.json, results_json(chosen, results, output, elapsed, visibility))

@@ -40,10 +40,15 @@ MESSAGE_FIELDS = {
 }
 # Fields a message may leave out: a judge's result says whether its failed comparison still vouches for the tests
 # that count with it (registry.Mismatch), and the parent takes that word from a judge only; a result says whether
-# the test failed only because its student file was not handed in (registry.MissingFile).
-OPTIONAL_FIELDS = {"result": {"vouches": bool, "missing": bool}}
+# the test failed only because its student file was not handed in (registry.MissingFile); a judge's failed result
+# may say what kind of failure it is, one of REASONS (registry.Fail.reason), which results.json carries in the
+# test's extra_data for the tools that act on it (tools/class_report.py's roster), never read from its message.
+OPTIONAL_FIELDS = {"result": {"vouches": bool, "missing": bool, "reason": str}}
 FIELD_CHARS = {"id": 100, "module": 100, "status": 10, "message": MESSAGE_CHARS + 100,
-               "output": 2 * OUTPUT_CHARS + 200}
+               "output": 2 * OUTPUT_CHARS + 200, "reason": 40}
+# the kinds of failure a judge states: a prediction file whose lines its params file does not give
+# (registry.PredictionsNotFromParams)
+REASONS = ("predictions-not-from-params",)
 
 
 def check_message(msg, specs):
@@ -76,6 +81,8 @@ def check_message(msg, specs):
         return "an 'import' message for no module"
     if ev == "result" and msg["status"] not in ("passed", "failed"):
         return "a result whose status is neither passed nor failed"
+    if ev == "result" and "reason" in msg and (msg["reason"] not in REASONS or msg["status"] != "failed"):
+        return "a result whose reason is none of the protocol's, or that did not fail"
     return None
 
 

@@ -124,7 +124,17 @@ def _report(observe, ctx):
 
 
 class Fail(Exception):
-    """A failed check, with the message shown to the student."""
+    """A failed check, with the message shown to the student.  reason: what kind of failure it is, where a tool
+    acts on it (one of grading.protocol.REASONS; a judge's result carries it into results.json), else None."""
+
+    reason = None
+
+
+class PredictionsNotFromParams(Fail):
+    """A prediction file whose lines the submitted params file does not give (checks/predictions.py): no accuracy
+    point counts.  The strongest sign a class report shows (tools/class_report.py): the files are not one run's."""
+
+    reason = "predictions-not-from-params"
 
 
 class Mismatch(Fail):

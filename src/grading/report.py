@@ -62,9 +62,12 @@ def format_summary(specs, results, header, visibility="visible"):
     # Practice checks go under a heading of their own after the graded tests (and only with their file)
     practice = [s for s in specs if is_practice(s)]
     shown = [s for s in practice if s.id not in unshown_practice(specs, results)]
-    for spec in [s for s in specs if s not in practice] + shown:
+    graded = [s for s in specs if s not in practice]
+    for spec in graded + shown:
         if shown and spec is shown[0]:
             lines += ["", "Practice checks (0 points, beyond the handout's graded items):"]
+        elif spec in graded and (spec is graded[0] or spec.part != graded[graded.index(spec) - 1].part):
+            lines.append(part_heading(spec.part, [s for s in graded if s.part == spec.part], results, visibility))
         r = results[spec.id]
         pts = points_of(spec)
         status = r["status"]
@@ -127,6 +130,17 @@ def format_summary(specs, results, header, visibility="visible"):
     return "\n".join(lines)
 
 
+def part_heading(part, specs, results, visibility):
+    """The summary's line above a part's tests (the handout's order): the points it earned of those shown, and how
+    many of its points are pending or hidden from the student until later."""
+    shown = [s for s in specs if not concealed(s, visibility, results[s.id]) and results[s.id]["status"] != "pending"]
+    earned = sum(results[s.id]["score"] for s in shown)
+    later = sum(points_of(s) for s in specs if s not in shown)
+    extra = " (extra credit)" if all(s.extra_credit for s in specs) else ""
+    return (f"part {part}{extra}: {earned:g}/{sum(points_of(s) for s in shown)} points"
+            + (f", {later} more pending or shown later" if later else ""))
+
+
 def results_json(specs, results, output, seconds, visibility="visible"):
     """Gradescope's results.json.  Every test carries its status explicitly in extra_data.status (passed,
     failed, info or pending) and, where Gradescope has a word for it, in status (passed or failed)."""
@@ -141,6 +155,8 @@ def results_json(specs, results, output, seconds, visibility="visible"):
                  "max_score": points_of(spec), "output": out,
                  "visibility": visibility if concealed(spec, visibility, r) else "visible",
                  "extra_data": {"status": r["status"]}}
+        if r.get("reason") and r["status"] == "failed":  # a judge's kind of failure (protocol.REASONS)
+            entry["extra_data"]["reason"] = r["reason"]
         if r["status"] in ("passed", "failed"):
             entry["status"] = r["status"]
         elif r["status"] == "info":

@@ -282,7 +282,10 @@ class Runner:
                     result["missing"] = True
                 remaining.remove(tid)
                 progress += 1
-                if judged is not None:  # a judge's word: its failed comparison may still vouch (Mismatch)
+                if judged is not None:  # a judge's word: its failed comparison may still vouch (Mismatch), and
+                    # its failure may say what kind it is (protocol.REASONS)
+                    if "reason" in msg:
+                        result["reason"] = msg["reason"]
                     judged[tid] = dict(result, vouches=True) if msg.get("vouches") is True else result
                 elif self.specs[tid].check is not None and result["status"] == "passed":
                     provisional[tid] = result

@@ -15,7 +15,7 @@ from pathlib import Path
 from grading import cgroups
 from grading.cleanup import leave_session_keyring
 from grading.context import Capture, Context, describe, seed_everything, where
-from grading.protocol import MESSAGE_CHARS
+from grading.protocol import MESSAGE_CHARS, REASONS
 from grading.registry import GRADER_SCRIPT, REGISTRY, SRC, Fail, Mismatch, MissingFile, grading_paths, settings
 from grading.users import passwd_name, permitted, readable_by
 
@@ -217,10 +217,11 @@ def limit_judge(cfg):
 
 def run_test(spec, tid, ctx):
     """Test tid beside the student's code, or its judge when ctx is a judge's: (status, message, vouches, missing,
-    seconds), whatever the code raised (missing: it failed only because its student file was not handed in).
+    reason, seconds), whatever the code raised (missing: it failed only because its student file was not handed in;
+    reason: a judge's Fail.reason, or None).
     Each run is seeded from the test's id, so a test draws the same numbers whichever process runs it."""
     started = time.perf_counter()
-    status, message, vouches, missing = "passed", "", False, False
+    status, message, vouches, missing, reason = "passed", "", False, False, None
     # The test's own folder goes in the process's report folder, which the grader removes whatever happens to this
     # process (a judge killed at its time limit never reaches tmp.cleanup; in the system's temporary folder its
     # folder, root's, would stay).
@@ -236,6 +237,7 @@ def run_test(spec, tid, ctx):
     except Fail as e:
         status, message, vouches = "failed", str(e), ctx.judging and isinstance(e, Mismatch)
         missing = isinstance(e, MissingFile)
+        reason = e.reason if ctx.judging else None  # what a student's code raises states nothing
     except AssertionError as e:
         status, message = "failed", (str(e) or "a check failed") + where(e, ctx.submission_dir)
     except SystemExit as e:
@@ -251,7 +253,7 @@ def run_test(spec, tid, ctx):
         pass
     if len(message) > MESSAGE_CHARS:
         message = message[:MESSAGE_CHARS] + " [...]"
-    return status, message, vouches, missing, seconds
+    return status, message, vouches, missing, reason, seconds
 
 
 def worker_main():
@@ -300,10 +302,13 @@ def worker_main():
     for tid in cfg["tests"]:
         send({"ev": "start", "id": tid})
         capture.reset()
-        status, message, vouches, missing, seconds = run_test(specs.get(tid), tid, ctx)
+        status, message, vouches, missing, reason, seconds = run_test(specs.get(tid), tid, ctx)
         result = {"ev": "result", "id": tid, "status": status, "message": message, "output": capture.excerpt(),
                   "seconds": round(seconds, 3)}
-        send(dict(result, **{k: True for k, v in (("vouches", vouches), ("missing", missing)) if v}))
+        result.update({k: True for k, v in (("vouches", vouches), ("missing", missing)) if v})
+        if reason in REASONS:
+            result["reason"] = reason
+        send(result)
     send({"ev": "done"})
     proto.close()
     return 0

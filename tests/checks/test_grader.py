@@ -126,11 +126,14 @@ def test_prediction_files_that_fail(tmp_path, reference_src, data, solution):
     for tid, fname in PREDICTION_TESTS.items():
         out = r.tests[tid]["output"]
         assert fname in out
+        reason = r.tests[tid]["extra_data"].get("reason")  # what kind of failure, for the class report's roster
         if ".dev." in fname:  # lines the params do not give: nothing counts
             assert "earns no accuracy points" in out and "differ on 10 of 10 lines" in out, out
             assert "line 1: the file says 'Atlantis'" in out, out
+            assert reason == "predictions-not-from-params", r.tests[tid]
         else:
             assert "has 9 lines but there are 10 questions" in out, out
+            assert reason is None, r.tests[tid]
 
 
 def test_a_suffix_one_character_short_is_named_with_the_truncation_it_looks_like(tmp_path, data):
@@ -144,6 +147,19 @@ def test_a_suffix_one_character_short_is_named_with_the_truncation_it_looks_like
     out = result["message"]
     assert result["status"] == "failed" and "ranged over 3.." in out, out
     assert "the suffix runs from the end of the masked span to the end of the truncated text" in out, out
+
+
+def test_a_swapped_suffix_and_masked_span_is_named_and_costs_the_rearrangement_alone(tmp_path, data):
+    """x = prefix + MASK + masked + MASK + suffix: 1e-1 (the rearrangement) fails and its message says that the masked
+    content and the suffix are swapped (it said only that prefix + masked + suffix must begin the line); 1e-3 reads
+    the span as the dataset orders it and passes (it failed too, under a title about the span's length)."""
+    src = copy_src(tmp_path, append={"dataset.py": corruption(swapped=True)})
+    results = judged_here(src, "1e-1-basic", "1e-3-basic", data=data)
+    out = results["1e-1-basic"]["message"]
+    assert results["1e-1-basic"]["status"] == "failed" and "swapped" in out, out
+    assert "the suffix comes right after the prefix's MASK_CHAR" in out, out
+    assert "doc[" not in out and "masked_len" not in out  # what is wrong, not the solution's line
+    assert results["1e-3-basic"]["status"] == "passed", results["1e-3-basic"]["message"]
 
 
 def test_missing_prediction_files_name_the_target(tmp_path, reference_src, data, solution):
@@ -272,8 +288,12 @@ def test_thresholds_come_from_the_row_of_the_data(tmp_path, data, solution):
 
 def corruption(truncate="random.randint(4, int(self.block_size * 3 / 4))",
                masked_len="random.randint(1, max(1, n // 2))", start="random.randint(0, n - masked_len)",
-               closing=True, pad_to="self.block_size", xy="s[:-1], s[1:]", mask="self.MASK_CHAR", dtype="torch.long"):
-    """A course-style __getitem__ (string based, self.data / self.stoi), each step replaceable by a bug."""
+               closing=True, pad_to="self.block_size", xy="s[:-1], s[1:]", mask="self.MASK_CHAR", dtype="torch.long",
+               swapped=False):
+    """A course-style __getitem__ (string based, self.data / self.stoi), each step replaceable by a bug (swapped:
+    the masked span before the suffix)."""
+    order = ("doc[start:start + masked_len] + {mask} + doc[start + masked_len:]" if swapped
+             else "doc[start + masked_len:] + {mask} + doc[start:start + masked_len]").format(mask=mask)
     return f"""
 def _graded_getitem(self, idx):
     import random
@@ -284,7 +304,7 @@ def _graded_getitem(self, idx):
     n = len(doc)
     masked_len = {masked_len}
     start = {start}
-    s = doc[:start] + {mask} + doc[start + masked_len:] + {mask} + doc[start:start + masked_len]
+    s = doc[:start] + {mask} + {order}
     s = s + ({mask} if {closing} else "")
     s = s + self.PAD_CHAR * ({pad_to} - len(s))
     x, y = {xy}
@@ -339,6 +359,8 @@ DATASET_BUGS = {
         ["1e-4-basic", "1e-0-basic", "1e-5-basic"] if sys.version_info < (3, 12) else
         ["1e-4-basic", "1e-0-basic", "1e-1-basic", "1e-5-basic", "1e-2-basic", "1e-3-basic", "1e-6-basic"]),
     "y not shifted": (dict(xy="s[:-1], s[:-1]"), ["1e-2-basic"]),
+    # the rearrangement's bug alone: the masked span's length is still the handout's, and 1e-3 reads it
+    "suffix and masked span swapped": (dict(swapped=True), ["1e-1-basic"]),
     "mask char swapped with pad": (dict(mask="self.PAD_CHAR"), ["1e-1-basic", "1e-5-basic", "1e-3-basic"]),
     "no randomness at all": (dict(truncate="int(self.block_size * 3 / 4)", masked_len="max(1, n // 4)",
                                   start="n // 3"), ["1e-0-basic", "1e-3-basic", "1e-6-basic"]),
@@ -542,10 +564,19 @@ def planted(tmp_path, bug):
     return copy_src(tmp_path, mutations, code), selection, must_fail
 
 
+# Lines of the reference's student regions: a message says what is wrong, as the course's hints do, and never hands
+# out the solution's code
+SOLUTION_CODE = ("trainer_obj.train()", "save_state_dict(", "GPT(mconf)", "load_state_dict(", "torch.load(")
+
+
 @pytest.mark.parametrize("bug", sorted(BUGS) + sorted(MUTATION_BUGS))
 def test_planted_bug_loses_points(tmp_path, data, solution, bug):
+    """Each planted bug loses the parts it must lose, and no other; no message writes the solution's code."""
     src, selection, must_fail = planted(tmp_path, bug)
-    assert failed_here(grade_here(src, *selection, data=data, solution=solution)) == sorted(must_fail)
+    judged = judged_here(src, *selection, data=data, solution=solution)
+    assert failed_here({t: r["status"] for t, r in judged.items()}) == sorted(must_fail)
+    for tid, r in judged.items():
+        assert not [c for c in SOLUTION_CODE if c in r["message"]], (tid, r["message"])
 
 
 # one case of each kind (a dataset bug, a block that vouches for nothing, a comparison that still vouches, a

@@ -18,8 +18,10 @@ def header(run):
 def test_the_instructors_copy_says_what_it_graded_and_how_to_grade_a_student(tmp_path, data, public_data):
     src = copy_src(tmp_path / "instructor")
     own = run_grader(src, "1c", data=data)  # the held-out answers are there, no reference: the instructor's copy
-    # piped, as in a log (run_grader's pipe): a line for each result as it comes, 1c-0-hidden waiting for a reference
-    assert sum(1 for line in own.stdout.splitlines() if line.startswith("  1c-")) == 3, own.stdout
+    # piped, as in a log (run_grader's pipe): a line for each result as it comes on stderr, 1c-0-hidden waiting for a
+    # reference; stdout is the header, then the summary
+    assert sum(1 for line in own.proc.stderr.splitlines() if line.startswith("  1c-")) == 3, own.proc.stderr
+    assert not [line for line in own.stdout.splitlines() if line.startswith("  1c-")], own.stdout
     lines = header(own)
     assert lines[0] == f"Grading {src / 'submission'}"
     assert f"pending (1 tests, {own.tests['1c-0-hidden']['max_score']:g} points): 1c-0-hidden" in lines
@@ -73,3 +75,36 @@ def test_on_a_terminal_progress_is_one_line_that_gives_way_to_the_summary(tmp_pa
     lines = [line for line in screen.replace("\r\n", "\n").split("\n")]
     # what stays on the screen: no line of its own for a result as it came, only the summary's rows
     assert not [line for line in lines if line.startswith("  1c-") and "(" in line and "s)" in line], lines
+
+
+@pytest.mark.skipif(not __import__("graderUtil").privileged(), reason="the sandbox exists only as root")
+def test_the_sandboxs_details_are_the_tas_verbose_view(tmp_path, data):
+    """As root (Gradescope), the worker user id and the cgroup's bounds mean nothing to a student: they are not on the
+    student's screen (the header, results.json's output), and the TA's --verbose shows them."""
+    src = copy_src(tmp_path)
+    plain = run_grader(src, "1c-3-basic", data=data)
+    details = ("student code runs as uid", "cgroup")
+    assert not [line for line in header(plain) if any(d in line for d in details)], header(plain)
+    assert not any(d in plain.json["output"] for d in details), plain.json["output"]
+    verbose = run_grader(src, "1c-3-basic", data=data, extra=["--verbose"])
+    assert any(line.startswith("student code runs as uid") for line in header(verbose)), header(verbose)
+    assert "student code runs as uid" in verbose.json["output"]
+
+
+def test_the_students_first_screen_gives_the_reasons_by_part_in_the_handouts_order(tmp_path, data):
+    """Piped (a notebook's cell, a log), stdout was 28 "failed (0.0 s)" lines in the order the tests finished, then
+    the reasons: now it is the header, then each part's heading (its points) with its tests and each failure's
+    reason under its row, the parts in the handout's order; the results as they come are stderr's."""
+    src = copy_src(tmp_path, mutations={"helper.py": [("max_epochs = 10", "max_epochs = 75")],  # a bug in 1f, one in 1e
+                                        "dataset.py": [("[prefix, mask, suffix, mask, masked, mask]",
+                                                        "[prefix, mask, masked, mask, suffix, mask]")]})
+    run = run_grader(src, "1f-3-basic", "1e-1-basic", "1e-2-basic", data=data)
+    lines = run.stdout.splitlines()
+    assert not [line for line in lines if line.startswith("  1") and "(" in line], run.stdout  # no progress lines
+    headings = [k for k, line in enumerate(lines) if line.startswith("part ")]
+    assert [lines[k].split(":")[0] for k in headings] == ["part 1e", "part 1f"], run.stdout
+    assert lines[headings[0]] == "part 1e: 2/6 points" and lines[headings[1]] == "part 1f: 0/3 points", run.stdout
+    for tid, part in (("1e-1-basic", 0), ("1f-3-basic", 1)):
+        row = next(k for k, line in enumerate(lines) if line.startswith(tid))
+        assert headings[part] < row and "FAIL" in lines[row] and lines[row + 1].strip().startswith("->"), run.stdout
+    assert "swapped" in run.stdout

@@ -711,7 +711,7 @@ def test_a_grading_cannot_take_cores_beyond_its_own(tmp_path, data, worker_uid):
     if not cpuset_usable():
         pytest.skip("no cpuset controller here: the grader says so in its header and pins as before")
     src = copy_src(tmp_path / "copy", append={"helper.py": planted(WIDEN)})
-    r = run_grader(src, "1c-3-basic", data=data, launcher=[sys.executable, "-c", PIN_TO, "0"])
+    r = run_grader(src, "1c-3-basic", data=data, launcher=[sys.executable, "-c", PIN_TO, "0"], extra=["--verbose"])
     spied = r.tests["1c-3-basic"]["output"].split("spy ", 1)[1].split()
     assert spied[0] == "cpus=0" and "cs224n-grader-" in spied[1], spied
     assert "in a cgroup of its own" in r.stdout.split("\n  ")[0], r.stdout[:2000]
@@ -730,9 +730,11 @@ def test_where_no_cgroup_can_be_made_the_grading_runs_as_before_and_says_so(tmp_
 
     monkeypatch.setattr(cgroups, "hierarchies", lambda: [])
     src = copy_src(tmp_path / "copy")
-    assert grader.main(["1e-4-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data)]) == 0
-    out = capsys.readouterr().out
-    assert "no cgroup could be made here" in out and "1e-4-basic     passed" in out, out[-2000:]
+    assert grader.main(["1e-4-basic", "--submission-dir", str(src / "submission"), "--data-dir", str(data),
+                        "--verbose"]) == 0  # the sandbox's details: the TA's view
+    said = capsys.readouterr()
+    out = said.out
+    assert "no cgroup could be made here" in out and "1e-4-basic     passed" in said.err, out[-2000:]
     assert leftovers(worker_uid) == []
 
 
@@ -990,6 +992,8 @@ def test_a_second_start_fails_the_test_and_a_finished_test_announced_again_loses
     dict(ok("9a-0-basic"), seconds=True), dict(ok("9a-0-basic"), status="PASSED"),
     dict(ok("9a-0-basic"), message=["x"]), dict(ok("9a-0-basic"), output="x" * 100_000),
     dict(ok("9a-0-basic"), score=100), dict(ok("9a-0-basic"), vouches=1), dict(ok("9a-0-basic"), vouches="yes"),
+    dict(ok("9a-0-basic"), reason="predictions-not-from-params"),  # a reason of a test that passed
+    dict(ok("9a-0-basic"), status="failed", reason="copied"), dict(ok("9a-0-basic"), status="failed", reason=1),
     ok("9a-1-basic"), ok("9z-0-basic"), {"ev": "done"}, {"ev": "ready"},
     {"ev": "import", "module": {"a": 1}}, {"ev": 3}, {"ev": "start", "id": "9a-1-basic"}])
 def test_a_malformed_or_out_of_order_message_fails_the_running_test(bad):
@@ -1160,3 +1164,14 @@ def test_the_judges_of_all_groups_run_in_as_many_processes_as_the_groups_had(mon
         assert shares == []
     finally:
         r.close()
+
+
+def test_only_a_judge_can_say_what_kind_of_failure_a_result_is():
+    """A judge's failed result may name its kind (protocol.REASONS: a prediction file its params do not give), which
+    results.json carries for the class report's roster; from a student's worker, the word is dropped."""
+    unmatched = dict(ok("9a-0-hidden"), status="failed", reason="predictions-not-from-params")
+    left, results, provisional = drive([{"ev": "ready"}, {"ev": "start", "id": "9a-0-hidden"}, unmatched])
+    assert all("reason" not in r for r in [*results, *provisional.values()]), results
+    judged = {}
+    drive([{"ev": "ready"}, {"ev": "start", "id": "9a-0-hidden"}, unmatched], judged)
+    assert judged["9a-0-hidden"]["reason"] == "predictions-not-from-params"

@@ -147,7 +147,7 @@ def test_identical_predictions_are_flagged_as_a_pair(graded):
         pairs = list(csv.DictReader(f))
     assert {(p["submission_a"], p["submission_b"]) for p in pairs} == {("alice", "bob")}
     assert sorted(p["file"] for p in pairs) == sorted(grade_class.PREDICTION_FILES)
-    assert all(float(p["fraction_same"]) == 1.0 and int(p["same_wrong_answers"]) > 0 for p in pairs)
+    assert all(float(p["fraction_same_wrong"]) == 1.0 and int(p["same_wrong_answers"]) > 0 for p in pairs)
     assert "alice ~ bob" in proc.stdout
 
 
@@ -259,35 +259,74 @@ class Tables(__import__("html.parser").parser.HTMLParser):
 
 def test_the_report_page_opens_on_a_sortable_roster_with_statistics_and_the_runs_facts(tmp_path):
     """What an instructor grades from: the run's facts (data set and row, date, kit, tests), a roster that sorts by
-    any column (coding points, extra credit, total, each part, flags, problems), and per part and per test the
-    maximum, mean, median, deviation, highest score and the share with every point."""
+    any column (coding points, extra credit, total, each part with its maximum, what needs attention), each name
+    linked to that submission's page of per-test results, and per part and per test the maximum, mean, median,
+    deviation, highest score and the share with every point (none for a test of 0 points, which was "100 %")."""
+    import params_similarity as ps
+
+    missing = ["model.py", *grade_class.PREDICTION_FILES, *grade_class.PARAMS_FILES]
+    unmatched = {"number": "1d-0-hidden", "score": 0, "max_score": 3, "output": "it does not match its params",
+                 "extra_data": {"status": "failed", "reason": "predictions-not-from-params"}}
     ordered = [
         ("alice", {"graded": True, "problems": [],
                    "results": gradescope_results({"1c-3-basic": (1, 1, "passed"), "1e-0-basic": (2, 2, "passed"),
-                                                  "3a-0-basic": (2, 2, "passed")})}),
-        ("bob", {"graded": True, "problems": ["missing: model.py"],
+                                                  "1d-2-basic": (0, 0, "info"), "3a-0-basic": (2, 2, "passed")})}),
+        ("bob", {"graded": True, "problems": ["missing: model.py"], "missing": ["model.py"],
                  "results": gradescope_results({"1c-3-basic": (0, 1, "failed"), "1e-0-basic": (2, 2, "passed"),
                                                 "3a-0-basic": (0, 2, "failed")})}),
-        ("carol", {"graded": False, "problems": ["cannot read the submission"]}),
+        ("carol", {"graded": False, "problems": ["cannot read the submission: broken; not graded"]}),
+        ("dave", {"graded": True, "problems": ["missing: " + ", ".join(missing)], "missing": missing,
+                  "results": gradescope_results({"1c-3-basic": (0, 1, "failed"), "1e-0-basic": (0, 2, "failed")})}),
     ]
+    ordered[3][1]["results"]["tests"].append(unmatched)
+    params = ps.Comparison(4, [ps.ParamsPair("bob", "vanilla.model.params", "dave", "vanilla.model.params", 0.03)],
+                           [], [], [("carol", "", "the upload carol.zip is not a zip file: not compared")], "")
     out = tmp_path / "grades.csv"
-    class_report.write_report(out, ordered, ["1c-3-basic", "1e-0-basic", "3a-0-basic"], {}, {},
-                              facts=[("data", "/data; accuracy thresholds: 'course'"), ("kit", "abc1234")])
+    class_report.write_report(out, ordered, ["1c-3-basic", "1d-0-hidden", "1d-2-basic", "1e-0-basic", "3a-0-basic"],
+                              {}, {}, facts=[("data", "/data; accuracy thresholds: 'course'"), ("kit", "abc1234")],
+                              params=params)
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "<li>kit: abc1234</li>" in page and "accuracy thresholds: &#x27;course&#x27;" in page
     tables = Tables(page)
     roster = tables.tables[tables.classes.index("sortable")]
-    assert roster[0] == ["submission", "coding", "extra credit", "total", "part 1c", "part 1e", "part 3a", "flags",
-                         "problems"]
+    assert roster[0] == ["submission", "coding", "extra credit", "total", "part 1c of 1", "part 1d of 3",
+                         "part 1e of 2", "part 3a of 2", "needs attention"]
     rows = {r[0]: r for r in roster[1:]}
-    assert rows["alice"][1:7] == ["3", "2", "5", "1", "2", "2"]
-    assert rows["bob"][1:4] == ["2", "0", "2"] and rows["bob"][-1] == "missing: model.py"
+    assert rows["alice"][1:8] == ["3", "2", "5", "1", "0", "2", "2"] and rows["alice"][-1] == ""
+    assert rows["bob"][1:4] == ["2", "0", "2"]
     assert rows["carol"][1] == "not graded" and len(rows["carol"]) == len(roster[0])
+    attention = page.split("<h2>Roster</h2>")[1].split("</table>")[0]
+    dave = attention.split(">dave</a>")[1].split("</tr>")[0]
+    # the strongest reason first, then copying, then the missing files in a few words, not eleven names
+    said = [dave.index(w) for w in ("predictions do not match their params", "params ~ bob (3.0% apart)",
+                                    "missing 12 of 18 deliverables: model.py, 6 prediction files, 5 params files")]
+    assert said == sorted(said), dave
+    assert "vanilla.nopretrain.dev.predictions" not in dave
+    assert "not graded" in attention.split(">carol</a>")[1].split("</tr>")[0]
+    assert "params not compared" in attention.split(">carol</a>")[1].split("</tr>")[0]
+    assert "missing 1 of 18 deliverables: model.py" in attention.split(">bob</a>")[1].split("</tr>")[0]
     assert 'th.addEventListener("click"' in page  # the roster sorts by the column clicked
+    # each name links to its page of per-test results, private as every output
+    import stat
+
+    links = dict(re.findall(r'<td><a href="(grades\.students/[^"]+)">([^<]+)</a></td>', attention))
+    assert sorted(links.values()) == ["alice", "bob", "carol", "dave"], links
+    for rel, name in links.items():
+        own = (tmp_path / rel).read_text(encoding="utf-8")
+        assert f"<h1>{name}</h1>" in own and stat.S_IMODE((tmp_path / rel).stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "grades.students").stat().st_mode) == 0o700
+    # each reason one click from its evidence: the submission's own results, the params section
+    own = next(r for r, n in links.items() if n == "dave")
+    assert f'<a href="{own}"><b class="warn">predictions do not match their params' in dave, dave
+    assert '<a href="#params">params ~ bob (3.0% apart)</a>' in dave and 'id="params"' in page
+    dave_page = (tmp_path / own).read_text(encoding="utf-8")
+    assert "1d-0-hidden" in dave_page and "it does not match its params" in dave_page
+    assert "vanilla.nopretrain.dev.predictions" in dave_page  # the full list of what is missing is here
     stats = next(t for t in tables.tables if t and t[0][:3] == ["part or test", "max", "mean"])
     by = {r[0]: r for r in stats[1:]}
-    assert by["1c"] == ["1c", "1", "0.50", "0.5", "0.50", "1", "50%"]
-    assert by["1e-0-basic"][-1] == "100%" and by["3a"][1] == "2"
+    assert by["1c"] == ["1c", "1", "0.33", "0", "0.47", "1", "33%"]
+    assert by["1e-0-basic"][-1] == "67%" and by["3a"][1] == "2"
+    assert by["1d-2-basic"][-1] == "no points", by["1d-2-basic"]  # a test of 0 points is no "100 %"
 
 
 # A page's script run on a table of plain objects standing in for the browser's: the roster's rows and cells as
@@ -342,6 +381,19 @@ def test_a_click_on_a_roster_column_sorts_by_it_numbers_as_numbers(tmp_path):
     assert by_name == ["alice", "bob", "carol", "dave"]
 
 
+def test_a_part_everyone_scored_0_in_has_no_histogram_but_a_sentence(tmp_path):
+    """A part of 0 points for every graded submission was drawn as one bar on an axis of -0.45..0.45: it has no
+    histogram, and the page says which parts and why."""
+    ordered = [(name, {"graded": True, "problems": [],
+                       "results": gradescope_results({"1c-3-basic": (points, 1, "passed" if points else "failed"),
+                                                      "1e-0-basic": (0, 4, "failed")})})
+               for name, points in (("ann", 1), ("bob", 0))]
+    class_report.write_report(tmp_path / "grades.csv", ordered, ["1c-3-basic", "1e-0-basic"], {}, {})
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "No histogram of part 1e: every graded submission scored 0 there." in page
+    assert "part 1c" not in page.split("<h2>Score distributions</h2>")[1].split("<img")[0]
+
+
 def test_histograms_of_points_have_a_bin_per_whole_point():
     """A bar per whole point, centred on it: a part everyone scored 0 in is one bar at 0 (its axis ran -0.4..0.4,
     with ticks at a quarter point and half a submission); accuracies in twentieths of 0..1."""
@@ -358,7 +410,7 @@ def test_flagged_pairs_of_either_kind_join_into_groups_the_largest_first(tmp_pat
     import code_similarity
 
     def pred(a, b):
-        return class_report.PredictionPair(a, b, "vanilla.pretrain.dev.predictions", 500, 400, 398, 0.995, 3, 80, 81)
+        return class_report.PredictionPair(a, b, "vanilla.pretrain.dev.predictions", 500, 400, 398, 0.995, 3.0, 80, 81)
 
     def code(a, b, score):
         return code_similarity.Pair(a, b, score, score, score, 900, {"dataset.py": score}, {"dataset.py": 900}), ""
@@ -369,7 +421,8 @@ def test_flagged_pairs_of_either_kind_join_into_groups_the_largest_first(tmp_pat
     assert [(g.members, g.kinds) for g in groups] == [(["alice", "bob", "carol", "dave"], ["code", "predictions"]),
                                                       (["erin", "frank"], ["code"])]
     assert ("carol", "dave", "code 80%") in groups[0].links and len(groups[0].links) == 4
-    assert ("alice", "bob", "predictions: vanilla.pretrain.dev.predictions 99.5%") in groups[0].links
+    assert ("alice", "bob", "predictions: 398 wrong answers in common over 1 file (independent runs share 3.0)"
+            ) in groups[0].links
     ordered = [(n, {"graded": False, "problems": []}) for n in ("alice", "bob", "carol", "dave", "erin", "frank",
                                                                  "gina")]
     page = class_report.report_page(tmp_path / "grades.csv", ordered, preds, codes, None)
@@ -378,52 +431,44 @@ def test_flagged_pairs_of_either_kind_join_into_groups_the_largest_first(tmp_pat
     assert "gina" not in section and "code and predictions" in section, section
 
 
-def test_nearly_identical_means_at_least_98_percent_of_lines():
-    rng = random.Random(0)
-    base = [rng.choice(PLACES) for _ in range(100)]
-
-    def changed(k):
-        return [("Nowhere" if i < k else p) for i, p in enumerate(base)]
-
-    preds = {"a": {"vanilla.pretrain.dev.predictions": base},
-             "b": {"vanilla.pretrain.dev.predictions": changed(2)},   # 98 % the same: flagged with a
-             "c": {"vanilla.pretrain.dev.predictions": changed(3)},   # 97 %: not with a, but 99 % with b
-             "d": {"vanilla.pretrain.dev.predictions": base[:99]}}    # other length: never compared
-    pairs = class_report.similar_pairs(preds, {})
-    assert {(p[0], p[1]) for p in pairs} == {("a", "b"), ("b", "c")}
-    assert [p.fraction for p in pairs] == [0.98, 0.99]
-    assert [(p.informative, p.same) for p in pairs] == [(100, 98), (100, 99)]  # no blank, no crowd: every line
-
-
-def test_blank_lines_and_the_crowds_answers_are_no_evidence_of_copying():
-    """Two files of empty lines, or of the answer most of the class gives on each line, agree on every line and show
-    nothing: such lines are left out (both blank; both the answer of more than half of a class of CROWD files or
-    more), and a pair is judged on what is left, MIN_EVIDENCE lines at least.  A copy's rare answers in common are
-    what flags it; the rows say how many of them are wrong and how many distinct answers each file gives."""
+def test_prediction_pairs_are_flagged_by_wrong_answers_shared_beyond_what_independent_runs_share():
+    """Evidence of copying is wrong answers in common, measured against what each of the two files shares with the
+    class's other runs.  Two files right on nearly every line agree on their right answers and show nothing (they
+    were flagged at 100 %, "0 of them wrong in both"); a copy that changed one answer shares its source's wrong
+    answers and is flagged, with how many independent runs share; a crowd of weak runs that gives one wrong answer
+    on the same 60 lines (most of the class: one computation) shares it with most files, and two of them are not a
+    pair; blank lines are no answer; a file of another length is never compared."""
     rng = random.Random(1)
-    places = [f"Town {k}" for k in range(300)]  # so many that no place is more than half of a line's answers by chance
+    places = [f"Town {k}" for k in range(300)]
     gold = [rng.choice(places) for _ in range(100)]
-    own = {f"s{k}": [rng.choice(places) for _ in range(100)] for k in range(12)}  # independent runs
-    crowd = "Springfield"  # the weak models' one answer, which no independent run here draws otherwise
-    for k in range(7):  # with the two below, more than half of the class's 17 files answer it on 60 questions
+
+    def run(accuracy):
+        return [g if rng.random() < accuracy else rng.choice(places) for g in gold]
+
+    own = {f"s{k}": run(0.3) for k in range(12)}  # independent runs
+    crowd = "Springfield"
+    for k in range(9):  # with crowd1 and crowd2, 11 of the class's 18 files answer it on the same 60 questions
         own[f"s{k}"][:60] = [crowd] * 60
-    own["copy"] = list(own["s7"])
+    own["crowd1"], own["crowd2"] = [crowd] * 60 + run(0.3)[60:], [crowd] * 60 + run(0.3)[60:]
+    own["ace1"], own["ace2"] = list(gold), [("Elsewhere" if i == 7 else g) for i, g in enumerate(gold)]
+    own["copy"] = list(own["s9"])
     own["copy"][0] = "Nowhere"  # a copy that changed one answer
     own["blank1"], own["blank2"] = [""] * 100, [""] * 100
-    own["crowd1"], own["crowd2"] = [crowd] * 60 + own["s8"][60:], [crowd] * 60 + own["s9"][60:]
+    own["short"] = own["s9"][:99]
     fname = "vanilla.pretrain.dev.predictions"
     pairs = class_report.similar_pairs({n: {fname: lines} for n, lines in own.items()}, {fname: gold})
-    assert [{p.a, p.b} for p in pairs] == [{"copy", "s7"}], pairs  # not the crowd's pairs, not the blanks
+    assert [(p.a, p.b) for p in pairs] == [("copy", "s9")], pairs
     (p,) = pairs
-    assert p.informative == 100 and p.same == 99 and p.fraction == 0.99  # s7 and its copy are not the crowd
-    assert p.same_wrong == sum(a != g for a, g in zip(own["s7"][1:], gold[1:]))
-    distinct = {p.a: p.distinct_a, p.b: p.distinct_b}
-    assert distinct == {"copy": len(set(own["copy"])), "s7": len(set(own["s7"]))}
-    # the crowd's files agree on all 60 of its lines, but on the other 40 they differ: no pair
-    assert not [q for q in pairs if {q.a, q.b} <= {"s0", "s1", "crowd1"}]
-    # in a class too small to have a crowd, only the blanks are left out: two files of empty lines never pair
-    small = {n: {fname: own[n]} for n in ("blank1", "blank2", "s1")}
-    assert class_report.similar_pairs(small, {fname: gold}) == []
+    wrong = sum(a != g for a, g in zip(own["s9"][1:], gold[1:]))
+    assert p.same_wrong == wrong and p.both_wrong == wrong and p.fraction == 1.0
+    assert p.expected < 2 and p.lines == 100  # what s9 and the copy share with the others: next to nothing
+    assert (p.distinct_a, p.distinct_b) == (len(set(own["copy"])), len(set(own["s9"])))
+    # in a class of three, two copies share their wrong answers, the third run nothing with them: flagged; two
+    # files of blank lines share no answer at all
+    small = {n: {fname: own[n]} for n in ("s9", "copy", "s10")}
+    assert [(p.a, p.b) for p in class_report.similar_pairs(small, {fname: gold})] == [("copy", "s9")]
+    blanks = {n: {fname: own[n]} for n in ("blank1", "blank2", "s10")}
+    assert class_report.similar_pairs(blanks, {fname: gold}) == []
 
 
 @pytest.mark.parametrize("layout", ["flat", "src/submission/", "one_folder/", "one_folder/submission/"])
@@ -708,6 +753,10 @@ def check_class_report(out, members):
     cut = round(100 * code_similarity.THRESHOLD)
     assert any(int(score) < cut for _, _, score, _ in rows)  # pairs below the cut are listed
     assert f"the cut at {cut}% marked" in page
+    # every listed pair links to its side-by-side page, the near misses below the cut too (MOSS links every pair)
+    for row in ranked.split("<tr>")[2:]:
+        (link,) = re.findall(r'<a href="([^"]+)">side by side</a>', row)
+        assert (out.parent / link).is_file(), row
     for path in (out, out.with_name("grades.similar.csv"), out.with_name("grades.pairs.csv"),
                  out.with_name("report.html"), out.with_suffix(".png")):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
@@ -919,3 +968,43 @@ def test_a_comparison_that_cannot_run_stops_before_any_grading(tmp_path, monkeyp
     assert grade_class.main(argv) == 2
     assert "pip install -r tools/requirements.txt" in capsys.readouterr().err
     assert graded == [] and not (tmp_path / "grades.csv").exists()
+
+
+def test_a_params_comparison_that_compared_nothing_is_never_shown_as_clean(tmp_path, capsys):
+    """A comparison that read no params file (every upload unreadable, or none holds one) says so, on the page and
+    on the terminal, where it said "0 files compared: 0 pair(s)" and "None." as if the class were clean; each file
+    not compared is a warning naming its submission."""
+    import params_similarity as ps
+
+    nothing = ps.Comparison(0, [], [], [], [("ann", "", "the upload ann.zip cannot be read: not compared"),
+                                            ("bob", "vanilla.model.params", "vanilla.model.params could not be "
+                                                                            "loaded")], "")
+    section = class_report.params_section(nothing)
+    assert "0 files compared" not in section and "None." not in section
+    assert "No params file was compared" in section and "<td>ann</td>" in section
+    class_report.write_params_pairs(tmp_path / "grades.csv", nothing)
+    said = capsys.readouterr().out
+    assert "0 pair(s)" not in said and "warning: no params file was compared" in said, said
+    assert "warning: ann: not compared: the upload ann.zip cannot be read" in said, said
+    assert "warning: bob: vanilla.model.params not compared: vanilla.model.params could not be loaded" in said, said
+
+
+def test_a_prediction_or_code_file_too_large_to_compare_is_named_not_skipped(tmp_path, data, monkeypatch, capsys):
+    """A prediction file or a .py file past what the comparisons read (a MiB: a place name a line, a few KB of code)
+    was left out of the prediction pairs and the code comparison without a word: it is a warning naming the
+    submission and the file, and the roster lists it as not compared."""
+    subs = tmp_path / "submissions"
+    for name in ("ann", "bob"):
+        (subs / name).mkdir(parents=True)
+        for fname, content in deliverables(data, 3).items():
+            (subs / name / fname).write_bytes(content)
+    (subs / "bob" / "vanilla.pretrain.dev.predictions").write_bytes(b"Paris\n" * 200_000)  # 1.2 MB
+    (subs / "bob" / "utils.py").write_bytes(b"# padding\n" * 120_000)
+    monkeypatch.setattr(grade_class, "grade_one", fake_graded)
+    out = tmp_path / "grades.csv"
+    assert grade_class.main([str(subs), "--out", str(out), "--data-dir", str(data), "--tests", "1e-0-basic"]) == 0
+    said = capsys.readouterr().out
+    assert "warning: bob: vanilla.pretrain.dev.predictions not compared: it is larger than" in said, said
+    assert "warning: bob: utils.py not compared: it is larger than" in said, said
+    roster = out.with_name("report.html").read_text(encoding="utf-8").split("<h2>Roster</h2>")[1].split("</table>")[0]
+    assert "not compared (utils.py, vanilla.pretrain.dev.predictions)" in roster.split(">bob</a>")[1], roster

@@ -133,6 +133,12 @@ def test_a_copy_finetuned_further_is_flagged_and_independent_runs_are_not(the_cl
     _, folders = the_class
     found = ps.compare_class(sorted(folders.items()), 3 * len(folders))
     assert found.failed == "" and found.files == 15
+    check_the_classs_comparison(found)
+
+
+def check_the_classs_comparison(found):
+    """What compare_class finds in the_class (test_a_copy_finetuned_further_is_flagged_and_independent_runs_are_not
+    says what)."""
     flagged = {(p.a, p.file_a, p.b, p.file_b) for p in found.pairs}
     assert {("alice", "vanilla.finetune.params", "dave", "vanilla.finetune.params"),
             ("alice", "vanilla.finetune.params", "hank", "vanilla.finetune.params"),
@@ -154,6 +160,26 @@ def test_a_copy_finetuned_further_is_flagged_and_independent_runs_are_not(the_cl
     assert "holds 201 weight matrices" in why["gina", "vanilla.pretrain.params"]
     assert "could not be loaded" in why["gina", "vanilla.model.params"]
     assert "NaN" in why["gina", "vanilla.finetune.params"]
+
+
+def test_relative_folders_compare_as_absolute_ones_and_an_upload_that_cannot_be_read_is_named(the_class, tmp_path,
+                                                                                             monkeypatch):
+    """The class's folders given relative to the working folder (as docs/instructor.md types them: ../class) are
+    read as the absolute ones, though the comparing process runs in src/ (it compared no file and called that
+    clean); an upload that cannot be read at all (a broken zip) is listed as not compared, with why."""
+    import os
+
+    _, folders = the_class
+    (tmp_path / "broken.zip").write_bytes(b"PK\x03\x04 not a zip")
+    monkeypatch.chdir(tmp_path)
+    relative = [(name, os.path.relpath(path)) for name, path in sorted(folders.items())] + [("broken", "broken.zip")]
+    assert relative[0][1].startswith("..")
+    found = ps.compare_class(relative, 3 * len(relative))
+    assert found.failed == "" and found.files == 15, found
+    check_the_classs_comparison(found._replace(problems=[p for p in found.problems if p[0] != "broken"]))
+    why = {(n, f): w for n, f, w in found.problems if n == "broken"}
+    assert list(why) == [("broken", "")], why
+    assert "not a zip file that can be read" in why["broken", ""] and why["broken", ""].endswith("not compared")
 
 
 def test_a_comparison_that_fails_says_why_in_one_sentence(the_class, monkeypatch):
@@ -200,11 +226,15 @@ def test_a_deliverable_near_in_most_pairs_is_the_classs_rule_not_copying():
     assert few[2] == [] and len(few[0]) == 4  # 3 models: too few to call a rule; their pairs are flagged
 
 
-def test_grade_class_reports_copied_params_in_its_csv_roster_groups_and_page(the_class, tmp_path, monkeypatch):
-    """grade_class on the class (its grading faked: the comparison reads the uploads, not the results):
-    grades.params.csv holds the flagged file pairs, the roster flags both sides, the groups join them, and the
-    page's section shows the pairs, the class's distribution and the files not compared, with why."""
+def test_grade_class_reports_copied_params_in_its_csv_roster_groups_and_page(the_class, tmp_path, monkeypatch,
+                                                                            capsys):
+    """grade_class on the class, its folders typed as docs/instructor.md types them (relative: ../class, --out
+    grades.csv; its grading faked: the comparison reads the uploads, not the results): grades.params.csv holds the
+    flagged file pairs, the roster flags both sides, the groups join them, and the page's section shows the pairs,
+    the class's distribution and the files not compared, with why; each file not compared is a warning on the
+    terminal, its submission's."""
     import csv
+    import shutil
     import stat
 
     import grade_class
@@ -212,12 +242,20 @@ def test_grade_class_reports_copied_params_in_its_csv_roster_groups_and_page(the
 
     _, folders = the_class
     monkeypatch.setattr(grade_class, "grade_one", test_grade_class.fake_graded)
-    out = tmp_path / "grades.csv"
-    subs = folders["alice"].parent
+    shutil.copytree(folders["alice"].parent, tmp_path / "class")
+    (tmp_path / "class" / "broken.zip").write_bytes(b"PK\x03\x04 not a zip")
+    (tmp_path / "kit").mkdir()
+    monkeypatch.chdir(tmp_path / "kit")
+    out = tmp_path / "kit" / "grades.csv"
     data = tmp_path / "data"
     data.mkdir()
     make_world(data, held_out=True)
-    assert grade_class.main([str(subs), "--out", str(out), "--data-dir", str(data), "--tests", "1e-0-basic"]) == 0
+    assert grade_class.main(["../class", "--out", "grades.csv", "--data-dir", "../data", "--tests", "1e-0-basic"]) == 0
+    said = capsys.readouterr().out
+    warned = [line for line in said.splitlines() if line.startswith("warning: ")]
+    assert any(w.startswith("warning: broken: ") and "not compared" in w for w in warned), said
+    assert any(w.startswith("warning: gina: vanilla.model.params ") for w in warned), said
+    assert "15 files compared" in said
     with open(out.with_name("grades.params.csv"), newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     assert {(r["submission_a"], r["submission_b"]) for r in rows} == {("alice", "dave"), ("alice", "hank"),
@@ -225,10 +263,11 @@ def test_grade_class_reports_copied_params_in_its_csv_roster_groups_and_page(the
     assert stat.S_IMODE(out.with_name("grades.params.csv").stat().st_mode) == 0o600
     page = out.with_name("report.html").read_text(encoding="utf-8")
     roster = page.split("<h2>Roster</h2>")[1].split("</table>")[0]
-    assert re.search(r"<td>alice</td>.*params ~ dave \(\d+\.\d% apart\)", roster)
-    assert re.search(r"<td>erin</td>.*params ~ bob \(\d+\.\d% apart\)", roster)
+    assert re.search(r">alice</a></td>.*params ~ dave \(\d+\.\d% apart\)", roster)
+    assert re.search(r">erin</a></td>.*params ~ bob \(\d+\.\d% apart\)", roster)
+    assert re.search(r">gina</a></td>.*params not compared \(vanilla.model.params\)", roster)
     assert "carol" not in page.split("<h2>Possible copying: groups</h2>")[1].split("<h2>Not graded")[0]
-    section = page.split("<h2>Possible copying: params files</h2>")[1].split("<h2>")[0]
+    section = page.split('<h2 id="params">Possible copying: params files</h2>')[1].split("<h2>")[0]
     assert "<td>alice</td><td>dave</td><td>vanilla.finetune.params ~ vanilla.finetune.params: " in section
     assert "the cut at 50% marked" in section and "15 files compared" in section
     assert re.search(r"<td>gina</td><td>vanilla.model.params</td><td>vanilla.model.params could not be loaded", section)
@@ -299,11 +338,34 @@ def test_a_submission_slower_to_read_than_its_time_is_left_out_and_named(the_cla
 
     _, folders = the_class
     monkeypatch.setattr(ps, "SECONDS_PER_SUBMISSION", 0.001)
-    mine = signal.getsignal(signal.SIGALRM)
+    mine = signal.getsignal(ps.TIMER_SIGNAL)
     files, problems = ps.read_class(sorted(folders.items())[:2])
     assert files == [] and [(n, f) for n, f, _ in problems] == [("alice", ""), ("bob", "")]
-    assert "took more than 0.001 s to read" in problems[0][2]
-    assert signal.getsignal(signal.SIGALRM) is mine  # the process's own handler is back
+    assert "took more than 0.001 s of processor time to read" in problems[0][2]
+    assert signal.getsignal(ps.TIMER_SIGNAL) is mine  # the process's own handler is back
+
+
+def test_a_submissions_time_to_be_read_is_the_processors_not_the_clocks(tmp_path, monkeypatch):
+    """Under load (a training on the same cores) a course-size file took more than SECONDS_PER_SUBMISSION of the
+    clock to read, and was left out: the limit counts the processor time the reading takes.  A reading that waits
+    three times the limit (asleep) is read; one that computes three times the limit is cut."""
+    import time
+
+    monkeypatch.setattr(ps, "SECONDS_PER_SUBMISSION", 0.1)
+
+    def waits(name, path, names, files, problems):
+        time.sleep(0.3)
+
+    def computes(name, path, names, files, problems):
+        began = time.process_time()
+        while time.process_time() - began < 0.3:
+            pass
+
+    monkeypatch.setattr(ps, "_read_submission", waits)
+    assert ps.read_class([("ann", tmp_path)]) == ([], [])
+    monkeypatch.setattr(ps, "_read_submission", computes)
+    files, problems = ps.read_class([("ann", tmp_path)])
+    assert [(n, f) for n, f, _ in problems] == [("ann", "")]
 
 
 def test_a_broken_tensors_name_in_a_message_is_cut(tmp_path):

@@ -569,7 +569,8 @@ def test_what_holds_answers_solutions_or_grades_is_private_and_never_offered_for
 
     assert stat.S_IMODE(bundle.stat().st_mode) == 0o600
     names = ["autograder.zip", "autograder-2027.zip", "grades.csv", "grades.pairs.csv", "grades.similar.csv",
-             "grades.png", "report.html", "grades.cache/x.json", "grades.similar/pair-1.html", "results.json",
+             "grades.png", "report.html", "grades.cache/x.json", "grades.similar/pair-1.html",
+             "grades.students/student-1.html", "results.json",
              "results.work/seed-0/vanilla.model.params"]
     r = subprocess.run(["git", "check-ignore", "--no-index", *names], cwd=ROOT, capture_output=True, text=True)
     assert sorted(r.stdout.split()) == sorted(names), r.stdout + r.stderr
