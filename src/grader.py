@@ -92,7 +92,7 @@ graderUtil.configure(description=__doc__, student_deps=STUDENT_DEPS, held_out=[A
 AS_REPORTED = "(judged on what your code's process reports)"
 
 
-PREDICTION_TESTS = {}  # test id -> the prediction file it grades (predictions_test; tools/class_report.py reads it)
+PREDICTION_TESTS = {}  # test id -> the prediction file it grades (predictions_test; the class report reads it)
 
 
 def predictions_test(tid, fname, description, course_id):

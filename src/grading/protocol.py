@@ -42,7 +42,7 @@ MESSAGE_FIELDS = {
 # that count with it (registry.Mismatch), and the parent takes that word from a judge only; a result says whether
 # the test failed only because its student file was not handed in (registry.MissingFile); a judge's failed result
 # may say what kind of failure it is, one of REASONS (registry.Fail.reason), which results.json carries in the
-# test's extra_data for the tools that act on it (tools/class_report.py's roster), never read from its message.
+# test's extra_data for the tools that act on it (the class report's roster), never read from its message.
 OPTIONAL_FIELDS = {"result": {"vouches": bool, "missing": bool, "reason": str}}
 FIELD_CHARS = {"id": 100, "module": 100, "status": 10, "message": MESSAGE_CHARS + 100,
                "output": 2 * OUTPUT_CHARS + 200, "reason": 40}

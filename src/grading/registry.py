@@ -132,7 +132,7 @@ class Fail(Exception):
 
 class PredictionsNotFromParams(Fail):
     """A prediction file whose lines the submitted params file does not give (checks/predictions.py): no accuracy
-    point counts.  The strongest sign a class report shows (tools/class_report.py): the files are not one run's."""
+    point counts.  The strongest sign the class report shows: the files are not one run's."""
 
     reason = "predictions-not-from-params"
 
