@@ -128,7 +128,7 @@ def test_the_course_loop_benchmark_refuses_a_folder_without_the_course_s_files(t
 
 
 @pytest.mark.slow  # three course-size perceivers, two epochs each
-def test_the_learning_arms_each_change_their_one_thing_and_report_every_epoch(tmp_path):
+def test_the_learning_arms_each_change_their_one_thing_and_report_every_epoch(tmp_path, capsys):
     """bench_learning.py (tools/gpu_session.sh runs it before any training on a GPU): each arm trains in a process
     of its own, and the results file gives each arm's device, numerics, the kernels its step ran and one mean loss
     per epoch; a CUDA-only arm says it was skipped."""
@@ -158,15 +158,16 @@ def test_the_learning_arms_each_change_their_one_thing_and_report_every_epoch(tm
     assert arms["fused-no-attn-drop"]["epoch_loss"] != arms["default"]["epoch_loss"]
     assert r.stdout.count("\n") == 4 and r.stdout.startswith("default")
     assert "cudnn               skipped: needs CUDA" in r.stdout
-    # tools/gpu_session.sh asks whether the default learned: two epochs cannot say, so it did not
-    said = subprocess.run([sys.executable, str(ROOT / "tools" / "bench" / "bench_learning.py"), "--learned",
-                           "default", str(out)], capture_output=True, text=True, timeout=60)
-    assert said.returncode == 1 and said.stdout == "default: too few epochs to say\n"
+    # tools/gpu_session.sh asks whether the default learned (bench_learning.py --learned default FILE, whose exit
+    # status is main's): two epochs cannot say, so it did not
+    import bench_learning
+
+    assert bench_learning.main(["--learned", "default", str(out)]) == 1
+    assert capsys.readouterr().out == "default: too few epochs to say\n"
     results["arms"][0].update(watch="off the plateau")
     out.write_text(json.dumps(results), encoding="utf-8")
-    said = subprocess.run([sys.executable, str(ROOT / "tools" / "bench" / "bench_learning.py"), "--learned",
-                           "default", str(out)], capture_output=True, text=True, timeout=60)
-    assert said.returncode == 0 and said.stdout == "default: off the plateau\n"
+    assert bench_learning.main(["--learned", "default", str(out)]) == 0
+    assert capsys.readouterr().out == "default: off the plateau\n"
 
 
 def test_the_learning_arms_train_to_the_watch_s_check_of_the_course_s_pretraining_by_default():
