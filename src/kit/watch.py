@@ -81,9 +81,9 @@ def warn(text):
 def watch_learning(trainer, hint="", plateau=None):
     """Watch trainer's run: stop it with TrainingStopped at the first loss that is not finite, or at an epoch's
     end whose parameters are not (before any callback after this one saves them); warn once if the mean loss of
-    epoch plateau_check_epoch (of the run's epochs and steps) is not PLATEAU_MARGIN below the plateau, unigram_entropy of the
-    training set unless `plateau` is given.  `hint` ends each message: what to try on this run.  Returns the
-    watch's state, a dict: plateau, check_epoch, and once the check ran, check_loss and warned."""
+    epoch plateau_check_epoch (of the run's epochs and steps) is not PLATEAU_MARGIN below the plateau,
+    unigram_entropy of the training set unless `plateau` is given.  `hint` ends each message: what to try on this
+    run.  Returns the watch's state, a dict: plateau, check_epoch, and once the check ran, check_loss and warned."""
     config = trainer.config
     if plateau is None:
         plateau = unigram_entropy(trainer.train_dataset)
@@ -113,8 +113,8 @@ def watch_learning(trainer, hint="", plateau=None):
             state["warned"] = True
             warn(f"after epoch {t.epoch} of {t.config.max_epochs} the mean loss is {loss:.3f}, still on the plateau "
                  f"of a model that ignores context ({state['plateau']:.3f}, the entropy of the characters' "
-                 f"frequencies in this data), where correct runs are well below it by now: the attention is not "
-                 f"learning; stop the run (Ctrl-C) and check it{hint}")
+                 f"frequencies in this data), where correct runs are well below it by now: the model is learning "
+                 f"nothing of a line's context; stop the run (Ctrl-C) and check it{hint}")
 
     trainer.add_callback("on_batch_end", check_loss)
     trainer.add_callback("on_epoch_end", check_epoch)
