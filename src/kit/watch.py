@@ -67,6 +67,11 @@ def plateau_check_epoch(max_epochs, steps_per_epoch):
     return epoch if epoch <= max_epochs / 2 else None
 
 
+def off_plateau(loss, plateau):
+    """True if a mean loss is off the plateau: at least PLATEAU_MARGIN below it."""
+    return loss <= plateau - PLATEAU_MARGIN
+
+
 def parameters_finite(model):
     """True if every parameter of model is a finite number (one check on the device, one wait for it)."""
     flags = [torch.isfinite(p.detach()).all() for p in model.parameters()]
@@ -109,7 +114,7 @@ def watch_learning(trainer, hint="", plateau=None):
             return  # not the check's epoch (or no check), a resumed run past it, or a dataset without targets
         loss = sum(epoch_losses) / len(epoch_losses)
         state["check_loss"] = loss
-        if loss > state["plateau"] - PLATEAU_MARGIN:
+        if not off_plateau(loss, state["plateau"]):
             state["warned"] = True
             warn(f"after epoch {t.epoch} of {t.config.max_epochs} the mean loss is {loss:.3f}, still on the plateau "
                  f"of a model that ignores context ({state['plateau']:.3f}, the entropy of the characters' "

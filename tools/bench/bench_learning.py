@@ -245,8 +245,8 @@ def run_arm(name, epochs, lines, seed, workers=None, scale="course"):
     check = watch.plateau_check_epoch(schedule_epochs, math.ceil(len(corpus) / tconf.batch_size))
     verdict = None
     if len(epoch_loss) >= check:
-        verdict = "warns" if epoch_loss[check - 1] > plateau - watch.PLATEAU_MARGIN else "off the plateau"
-    left = next((e for e, v in enumerate(epoch_loss, 1) if v <= plateau - watch.PLATEAU_MARGIN), None)
+        verdict = "off the plateau" if watch.off_plateau(epoch_loss[check - 1], plateau) else "warns"
+    left = next((e for e, v in enumerate(epoch_loss, 1) if watch.off_plateau(v, plateau)), None)
     return {"arm": name, "device": str(device), "numerics": dataclasses.asdict(numerics), "fused_adamw":
             bool(trainer.optimizer.defaults.get("fused")), "kernels": kernels, "seconds": round(seconds, 1),
             "plateau": round(plateau, 4), "check_epoch": check, "watch": verdict, "left_plateau_at_epoch": left,
