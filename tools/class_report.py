@@ -2,7 +2,8 @@
 accuracy of each prediction file against the answers, the problems found), the pairs of submissions whose
 prediction files are nearly identical (possible copying, grades.pairs.csv), the pairs whose code is
 (grades.similar.csv, with the matching code side by side in grades.similar/), the pairs whose params files descend
-one from another (grades.params.csv), the histograms (grades.png) and one page that shows all of it (report.html).
+one from another (grades.params.csv) and those that compute alike (grades.behaviour.csv), the histograms
+(grades.png) and one page that shows all of it (report.html).
 
 tools/grade_class.py grades the submissions and hands their results here; nothing here runs a grader.  The
 prediction files and the code are read from each submission as the grader chose them (src/kit/upload.py); the
@@ -420,8 +421,9 @@ def write_report(out, ordered, test_ids, preds, answers, code=None, boilerplate=
 
     code_pairs, ranked, pair_pages = ((None, None, None) if code is None else
                                       write_code_pairs(out, code, boilerplate, code_files, others))
-    params_pairs = [] if params is None else write_params_pairs(out, params)
-    groups = clusters(pairs, code_pairs, params_pairs)
+    if params is not None:
+        write_params_pairs(out, params)
+    groups = clusters(pairs, code_pairs, params)
     if groups:
         print(shown(f"groups that the flagged pairs join: {len(groups)}; the largest: {', '.join(groups[0].members)} "
                     f"({' and '.join(groups[0].kinds)})"))
@@ -487,22 +489,25 @@ def write_code_pairs(out, code, boilerplate, code_files, others=None):
 
 
 def write_params_pairs(out, params):
-    """Write grades.params.csv, the pairs of params files within the drift ceiling of each other
-    (tools/params_similarity.py), print them, and return them."""
+    """Write grades.params.csv, the pairs of params files within the drift ceiling of each other, and
+    grades.behaviour.csv, the pairs that compute alike far beyond the class's pairs (tools/params_similarity.py), and
+    print them."""
     import params_similarity
 
     path = out.with_name(out.stem + ".params.csv")
     write_csv(path, params_similarity.PAIR_COLUMNS, params.pairs)
+    computed_path = out.with_name(out.stem + ".behaviour.csv")
+    write_csv(computed_path, params_similarity.BEHAVIOUR_COLUMNS, params.behaviour)
     if params.failed:
         print(f"warning: the params files were not compared: {params.failed}")
-        return []
+        return
     for name, fname, why in params.problems:  # each submission's files that were left out, loudly
         print(shown(f"warning: {name}: {fname + ' ' if fname else ''}not compared: "
                     f"{why.removesuffix(': not compared')}"))
     if not params.files:
         print("warning: no params file was compared (none could be read): the class's params are unchecked, "
               "not clean")
-        return []
+        return
     by_pair = params_by_pair(params.pairs)
     print(f"possible copying (params files within {params_similarity.DRIFT_CEILING:.0%} of each other's size, "
           f"{params.files} files compared): {len(by_pair)} pair(s); details in {path}")
@@ -511,7 +516,17 @@ def write_params_pairs(out, params):
               "(one computation: one seed, one data order)")
     for (a, b), found in by_pair.items():
         print(shown(f"  {a} ~ {b}: {nearest_files(found)}"))
-    return params.pairs
+    if params.unprobed:
+        print(f"warning: the params files were not compared by what they compute: {params.unprobed}")
+        return
+    alike = behaviour_by_pair(params.behaviour)
+    print(f"possible copying (params files that compute alike, far beyond the class's pairs; {params.computed} files "
+          f"compared): {len(alike)} pair(s); details in {computed_path}")
+    for spread in params.spreads:
+        if spread.cannot_tell:
+            print(f"  cannot tell: {comparison_words(spread)}: {spread.cannot_tell}")
+    for (a, b), found in alike.items():
+        print(shown(f"  {a} ~ {b}: {alike_files(found)}"))
 
 
 def predictions_by_pair(rows):
@@ -536,6 +551,32 @@ def params_by_pair(pairs):
     for p in sorted(pairs, key=lambda p: p.drift):
         out.setdefault((p.a, p.b), []).append(p)
     return dict(sorted(out.items()))
+
+
+def behaviour_by_pair(pairs):
+    """{(a, b): their BehaviourPairs, the nearest first} of params_similarity's pairs flagged by what they compute
+    (a and b in name order: a finetuned file of b against a's pretrain file is the same pair of submissions)."""
+    out = {}
+    for p in sorted(pairs, key=lambda p: p.distance):
+        out.setdefault(tuple(sorted((p.a, p.b))), []).append(p)
+    return dict(sorted(out.items()))
+
+
+def comparison_words(spread):
+    """A comparison of params_similarity in a few words: "vanilla.model.params" or "vanilla.finetune.params ~
+    vanilla.pretrain.params"."""
+    return spread.file_a if spread.file_a == spread.file_b else f"{spread.file_a} ~ {spread.file_b}"
+
+
+def alike_words(p):
+    return (f"{p.a}'s {p.file_a} ~ {p.b}'s {p.file_b}: {p.distance:.3g} apart, where the class's median pair is "
+            f"{p.typical:.3g} ({p.spreads:g} spreads below it)")
+
+
+def alike_files(found):
+    """A pair of submissions' files flagged by what they compute, in a few words: the nearest and how many more."""
+    more = f" (and {len(found) - 1} more file pair{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
+    return alike_words(found[0]) + more
 
 
 def nearest_files(found):
@@ -717,6 +758,9 @@ def roster(ordered, test_ids, pred_pairs, code_pairs, params=None, left_out=None
     for (a, b), found in params_by_pair([] if params is None else params.pairs).items():
         add(a, COPIED, f"params ~ {b} ({drift_words(found[0].drift)})", "#params")
         add(b, COPIED, f"params ~ {a} ({drift_words(found[0].drift)})", "#params")
+    for (a, b), found in behaviour_by_pair([] if params is None else params.behaviour).items():
+        add(a, COPIED, f"params compute alike ~ {b} ({found[0].distance:.2g} apart)", "#params")
+        add(b, COPIED, f"params compute alike ~ {a} ({found[0].distance:.2g} apart)", "#params")
     for (a, b), rows in predictions_by_pair(pred_pairs).items():
         common = sum(r.same_wrong for r in rows)
         add(a, COPIED, f"predictions ~ {b} ({common} wrong answers in common)", "#predictions")
@@ -833,14 +877,17 @@ class Cluster(NamedTuple):
     kinds: list
 
 
-def clusters(pred_pairs, code_pairs, params_pairs=()):
+def clusters(pred_pairs, code_pairs, params=None):
     """The groups of submissions that flagged pairs of any kind join (a pair of prediction files, of code, of
-    params files; their union), the largest first, then those more kinds join: [Cluster]."""
+    params files by their weights or by what they compute; their union), the largest first, then those more kinds
+    join: [Cluster].  params: params_similarity's Comparison (None: not compared)."""
     links = [(a, b, "predictions", f"predictions: {shared_words(rows)}")
              for (a, b), rows in predictions_by_pair(pred_pairs).items()]
     links += [(p.a, p.b, "code", f"code {p.score:.0%}") for p, _ in code_pairs or []]
     links += [(a, b, "params", f"params: {nearest_files(found)}") for (a, b), found in
-              params_by_pair(params_pairs).items()]
+              params_by_pair([] if params is None else params.pairs).items()]
+    links += [(a, b, "params", f"params compute alike: {alike_files(found)}") for (a, b), found in
+              behaviour_by_pair([] if params is None else params.behaviour).items()]
     parent = {}
 
     def root(x):
@@ -925,7 +972,37 @@ def params_section(params):
     if histogram:
         section += (f'<img alt="histogram of each params file\'s drift from its nearest file of another submission, '
                     f'the cut at {cut:.0%} marked" src="data:image/png;base64,{base64.b64encode(histogram).decode()}">')
-    return section + not_compared
+    return section + behaviour_section(params) + not_compared
+
+
+def behaviour_section(params):
+    """The params section's part on what the files compute: each comparison's distribution over the class, where
+    it cannot tell, and the flagged pairs."""
+    e = html.escape
+    if params.unprobed:
+        return f'<h3>By what they compute</h3><p class="warn">Not compared: {e(params.unprobed)}.</p>'
+    import params_similarity  # the rule, stated once
+
+    section = ("<h3>By what they compute</h3><p>Each file's next-character distributions on corpus lines and "
+               f"training questions drawn for this run ({params.computed} files), through the grader's own forward "
+               "pass: the distance of two files is the root-mean-square Hellinger distance of their distributions (0: "
+               "the same computation, as a copy disguised by permuting or rotating its weights stays; 1: nothing in "
+               "common).  Each deliverable is compared with the same deliverable of every other submission, and each "
+               "finetuned file, on the corpus lines, with every other submission's pretrain file.  A pair is flagged "
+               f"where it stands {params_similarity.BEHAVIOUR_Z:g} robust spreads below the class's median pair of "
+               "that comparison; where that cut is within what rounding a file's own weights to bfloat16 changes (the "
+               "noise), the class computed the deliverable as one computation, and a copy cannot be told from an "
+               "honest run.</p>")
+    section += table(["comparison", "pairs", "least", "median", "largest", "flagged below", "noise", "flagged",
+                      "can it tell?"],
+                     [[e(comparison_words(s)), s.pairs, f"{s.least:.3g}", f"{s.median:.3g}", f"{s.largest:.3g}",
+                       f"{s.cut:.3g}", f"{s.noise:.2g}", s.flagged,
+                       f'<b class="warn">no: {e(s.cannot_tell)}</b>' if s.cannot_tell else "yes"]
+                      for s in params.spreads])
+    section += table(["submission", "submission", "files that compute alike"],
+                     [[e(a), e(b), "<br>".join(e(alike_words(p)) for p in found)]
+                      for (a, b), found in behaviour_by_pair(params.behaviour).items()])
+    return section
 
 
 def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=(), ranked=None, params=None,
@@ -941,7 +1018,6 @@ def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=()
     summary = (f"{len(ordered)} submissions, {graded} graded.  The grades are in {e(out.name)}; this page and the "
                "files beside it hold students' grades and code: keep them to the course's staff.")
     fact_list = "".join(f"<li>{e(k)}: {e(str(v))}</li>" for k, v in facts)
-    params_pairs = [] if params is None else params.pairs  # none where the comparison failed
     parts, part_max, people = roster(ordered, test_ids, pred_pairs, code_pairs, params, left_out)
     parts = [p for p in parts if part_max.get(p)]  # a part of 0 points (a practice check) has nothing to earn
     students = students or {}
@@ -1029,7 +1105,7 @@ def report_page(out, ordered, pred_pairs, code_pairs, png, test_ids=(), facts=()
     groups = table(["submissions", "joined by", "flagged pairs"],
                    [["<br>".join(e(m) for m in c.members), e(" and ".join(c.kinds)),
                      "<br>".join(e(f"{a} ~ {b}: {what}") for a, b, what in c.links)]
-                    for c in clusters(pred_pairs, code_pairs, params_pairs)])
+                    for c in clusters(pred_pairs, code_pairs, params)])
     ungraded = table(["submission", "why"], [[e(name), e("; ".join(rec.get("problems", [])) or "not graded")]
                                              for name, rec in ordered if not rec.get("graded")])
     return REPORT.format(title=e(out.stem), summary=summary, facts=fact_list, roster=roster_table, stats=stats,

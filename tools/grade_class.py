@@ -30,6 +30,11 @@ Outputs, beside --out (grades.csv):
                       (tools/params_similarity.py: each file against every file of its variant of every other
                       submission; a copy, even finetuned a little further, stays that near its source), but
                       none of a deliverable most of the class holds that near another's (one computation)
+  grades.behaviour.csv
+                      pairs of submissions' params files that compute alike (their next-character
+                      distributions on corpus lines and questions), far beyond the class's own pairs of that
+                      deliverable: a copy disguised so that its weights look like another run's computes what
+                      its source computes; the report says where the class computed alike and cannot tell
   grades.png          histograms of the totals, each part's points and the accuracies
   report.html         one page: the run's facts, a sortable roster, statistics per part and per test, the
                       histograms, the groups that flagged pairs join, the flagged pairs (linked to their
@@ -551,7 +556,7 @@ def run(args):
              ("code also compared with", compared_with(args, others))]
     # the class's params files, each against every other submission's (a process of its own: untrusted bytes)
     print(f"comparing the params files of {len(subs)} submissions")
-    params = params_similarity.compare_class(subs, len(subs) * len(PARAMS_FILES))
+    params = params_similarity.compare_class(subs, len(subs) * len(PARAMS_FILES), data_dir)
     write_report(out, [(n, records[n]) for n in names], test_ids, preds, answers, code=code,
                  boilerplate=boilerplate, code_files=seven, facts=facts, others=others, params=params,
                  left_out=left_out)

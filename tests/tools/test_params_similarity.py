@@ -339,7 +339,7 @@ def test_a_submission_slower_to_read_than_its_time_is_left_out_and_named(the_cla
     _, folders = the_class
     monkeypatch.setattr(ps, "SECONDS_PER_SUBMISSION", 0.001)
     mine = signal.getsignal(ps.TIMER_SIGNAL)
-    files, problems = ps.read_class(sorted(folders.items())[:2])
+    files, problems, _, _ = ps.read_class(sorted(folders.items())[:2])
     assert files == [] and [(n, f) for n, f, _ in problems] == [("alice", ""), ("bob", "")]
     assert "took more than 0.001 s of processor time to read" in problems[0][2]
     assert signal.getsignal(ps.TIMER_SIGNAL) is mine  # the process's own handler is back
@@ -353,18 +353,18 @@ def test_a_submissions_time_to_be_read_is_the_processors_not_the_clocks(tmp_path
 
     monkeypatch.setattr(ps, "SECONDS_PER_SUBMISSION", 0.1)
 
-    def waits(name, path, names, files, problems):
+    def waits(name, path, names, read, probe=None):
         time.sleep(0.3)
 
-    def computes(name, path, names, files, problems):
+    def computes(name, path, names, read, probe=None):
         began = time.process_time()
         while time.process_time() - began < 0.3:
             pass
 
     monkeypatch.setattr(ps, "_read_submission", waits)
-    assert ps.read_class([("ann", tmp_path)]) == ([], [])
+    assert ps.read_class([("ann", tmp_path)]) == ([], [], [], [])
     monkeypatch.setattr(ps, "_read_submission", computes)
-    files, problems = ps.read_class([("ann", tmp_path)])
+    files, problems, _, _ = ps.read_class([("ann", tmp_path)])
     assert [(n, f) for n, f, _ in problems] == [("ann", "")]
 
 
