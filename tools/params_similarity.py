@@ -156,8 +156,6 @@ def draws(key, size, buckets=SKETCH):
 def sketch(state, fname="the file"):
     """{(name, shape): (SKETCH numbers or fewer, |tensor|^2, entries)} of a params state's weight matrices, or a
     Fail where it holds more than MAX_MATRICES of them."""
-    import torch
-
     names = [n for n in trainable(state) if state[n].dim() >= 2]
     if len(names) > MAX_MATRICES:
         raise Fail(f"{fname} holds {len(names)} weight matrices, where a model of the course's has a few dozen")
@@ -166,13 +164,23 @@ def sketch(state, fname="the file"):
         t = state[name]
         flat = t.detach().reshape(-1).double()
         key = (name, tuple(t.shape))
-        folded = flat.clone() if flat.numel() <= SKETCH else fold(key, flat)
-        folded, size = folded.float(), float(flat.pow(2).sum())  # float32: a class's sketches are held
-        if not (bool(torch.isfinite(folded).all()) and size < float("inf")):
+        folded, size = folded_matrix(key, flat)
+        if folded is None:
             raise Fail(f"{fname} holds weights too large to compare (near the largest float32), where a trained "
                        "model's are near 0.1")
         out[key] = (folded, size, flat.numel())
     return out
+
+
+def folded_matrix(key, flat):
+    """(SKETCH numbers or fewer, |flat|^2) of a matrix's entries (flat, float64): kept whole where it has SKETCH
+    entries or fewer, else its count sketch (`fold`), in float32 (a class's sketches are held); (None, size) where
+    they are not finite numbers in float32 (weights near its largest)."""
+    import torch
+
+    folded = (flat.clone() if flat.numel() <= SKETCH else fold(key, flat)).float()
+    size = float(flat.pow(2).sum())
+    return (folded, size) if bool(torch.isfinite(folded).all()) and size < float("inf") else (None, size)
 
 
 def fold(key, flat, buckets=SKETCH):
@@ -282,15 +290,20 @@ def behaviour(state, fname, probe):
     sample = [seq for seqs in probe.parts.values() for seq in seqs[:READING_ROWS]]
     shared = {}  # each down block's bottleneck, computed once for every reading of the up block
     pair = best_pair(fitted, lambda p: learned.fit_score(learned.text_record(weights(fitted, *p), sample, shared)))
-    parts = {}
+    w = weights(fitted, *pair)
+    parts, sampled = {}, []
     for part, seqs in probe.parts.items():
-        folded = fold(("behaviour", part), _roots(weights(fitted, *pair), seqs), BEHAVIOUR_SKETCH).float()
+        roots = _roots(w, seqs)
+        folded = fold(("behaviour", part), roots, BEHAVIOUR_SKETCH).float()
         if not bool(torch.isfinite(folded).all()):
             raise Fail(f"{fname} computes distributions that are not numbers")
-        parts[part] = (folded, sum(len(seq) for seq in seqs))
+        positions = sum(len(seq) for seq in seqs)
+        parts[part] = (folded, positions)
+        # the sample's rows come first in each part: their roots are the first of the part's, in order
+        sampled.append(roots[:roots.numel() // positions * sum(len(seq) for seq in seqs[:READING_ROWS])])
     # the noise, on the sample (a fourth of the work): the same reading of the weights rounded to bfloat16
     rounded = fit({k: v.bfloat16().float() for k, v in state.items()}, reference, kind, fname, probe.vocab_size)
-    moved = (_roots(weights(fitted, *pair), sample) - _roots(weights(rounded, *pair), sample)).pow(2).sum()
+    moved = (torch.cat(sampled) - _roots(weights(rounded, *pair), sample)).pow(2).sum()
     return Computed(parts, math.sqrt(float(moved) / (2 * sum(len(seq) for seq in sample))))
 
 
@@ -351,15 +364,21 @@ def comparisons():
     return same + descent
 
 
+def log_spread(distances):
+    """(median, robust spread) of the logarithms of pair distances (each taken at TINY at least): the spread is
+    1.4826 times their median absolute deviation (a normal spread's estimate), at least MIN_SPREAD."""
+    logs = [math.log(max(d, TINY)) for d in distances]
+    centre = statistics.median(logs)
+    return centre, max(1.4826 * statistics.median(abs(v - centre) for v in logs), MIN_SPREAD)
+
+
 def told(distances, noise):
     """(cut, why it cannot tell or '', median) of a comparison's pair distances: the cut at BEHAVIOUR_Z robust
     spreads (1.4826 times the median absolute deviation of the log distances, at least MIN_SPREAD) below their
     median; it cannot tell where there are fewer than MIN_PAIRS pairs, or where the cut falls at or below the noise."""
     if len(distances) < MIN_PAIRS:
         return 0.0, f"{len(distances)} pair{'s' if len(distances) != 1 else ''}: too few for a distribution", None
-    logs = [math.log(max(d, TINY)) for d in distances]
-    centre = statistics.median(logs)
-    spread = max(1.4826 * statistics.median(abs(v - centre) for v in logs), MIN_SPREAD)
+    centre, spread = log_spread(distances)
     cut, median = math.exp(centre - BEHAVIOUR_Z * spread), math.exp(centre)
     if cut <= noise:
         return cut, (f"the class's pairs compute alike (median {median:.2g}, spread a factor {math.exp(spread):.2g}): "
@@ -380,13 +399,11 @@ def compare_behaviour(computed):
         dist = behaviour_distances([c for _, c in left], [c for _, c in right], parts).numpy()
         pairs = [(i, j, float(dist[i, j])) for i in range(len(left)) for j in range(len(right))
                  if left[i][0] != right[j][0] and (fa != fb or i < j)]
-        noises = sorted({n: c.noise for n, c in left + right}.values())
-        noise = statistics.median(noises)
+        noise = statistics.median({n: c.noise for n, c in left + right}.values())
         cut, cannot, median = told([d for _, _, d in pairs], noise)
         found = []
         if not cannot:
-            spread = max(1.4826 * statistics.median(abs(math.log(max(d, TINY)) - math.log(median))
-                                                    for _, _, d in pairs), MIN_SPREAD)
+            _, spread = log_spread([d for _, _, d in pairs])
             for i, j, d in pairs:
                 if d < cut:
                     found.append(BehaviourPair(left[i][0], fa, right[j][0], fb, round(d, 6), round(median, 6),
@@ -440,15 +457,12 @@ def invariants(state):
 def invariant_sketch(state):
     """sketch's {(name, shape): (SKETCH numbers, |matrix|^2, entries)} of a state's invariants: compared as the
     weights are (drifts, compare)."""
-    import torch
-
     out = {}
     for name, m in invariants(state).items():
         flat = m.reshape(-1)
         key = ("invariant:" + name, tuple(m.shape))
-        folded = (flat.clone() if flat.numel() <= SKETCH else fold(key, flat)).float()
-        size = float(flat.pow(2).sum())
-        if bool(torch.isfinite(folded).all()) and size < float("inf"):  # weights near float32's largest: left out
+        folded, size = folded_matrix(key, flat)
+        if folded is not None:  # weights near float32's largest: left out (their weights' sketch refuses them)
             out[key] = (folded, size, flat.numel())
     return out
 
