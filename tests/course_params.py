@@ -19,9 +19,9 @@ The prediction points of a model finetuned from pretrained params also ask wheth
 wiki.txt), and whether the finetuned file descends from them (its weights near theirs).  Made by hand, the
 agreeing pair never learned that task; so each pretrain file is a real pretraining, if a tiny one: the agreeing
 model of its variant trained on exactly the corrupted lines the grader reads (`pretrained_model`: the grader
-draws them with a seed that the held-out answers give, which the tests know) until it has learned them, which
-moves its weights less than a finetuning moves a pretraining's.  Each is built once per corpus and answers in a
-test run, all xdist workers together (`pretrained_file`).
+draws the lines and how each is corrupted with a seed that the held-out answers give, which the tests know) until
+it has learned them, which moves its weights less than a finetuning moves a pretraining's.  Each is built once
+per corpus and answers in a test run, all xdist workers together (`pretrained_file`).
 """
 
 import atexit
@@ -190,14 +190,34 @@ def agreeing_pair(stoi):
     return vanilla, perceiver
 
 
+def answers_files(data):
+    """The answers files of data whose seeds the grader may draw the pretraining statistic's lines and layouts with
+    (the dev answers, and the held-out ones where data has them)."""
+    return [Path(data) / name for name in ("birth_dev.tsv", "birth_test.tsv") if (Path(data) / name).is_file()]
+
+
 def pretrained_model(start, variant, stoi, data, answers=None, enough=0.45, over_bigram=0.35, epochs=60):
+    """The course-size model `start` of `variant` trained (`trained_on`) on the span-corrupted lines that the
+    grader's check of the pretraining reads (checks/learned.pretraining_sequences: lines and layouts that the
+    held-out answers draw; where answers is None, every line of a corpus of at most CORPUS_LINES lines, which any
+    seed draws, in the layouts that each of data's answers files draws) until it explains `enough` of their unigram
+    entropy (the bar is 0.25) and its loss on them is `over_bigram` below the judge's bigram's (the bar is 0.2): the
+    pretraining's task learned, on the lines it is asked about, in a few epochs of them (seconds a corpus on one
+    core)."""
+    from checks import learned
+
+    wiki = Path(data) / "wiki.txt"
+    if answers is None:
+        assert len(learned.corpus_lines(wiki)) < learned.CORPUS_LINES, "a corpus this long needs the answers' seed"
+    seqs = [seq for seed in ([answers] if answers else answers_files(data))
+            for seq in learned.pretraining_sequences(wiki, stoi, seed)]
+    return trained_on(start, variant, stoi, seqs, learned.corrupted_corpus(wiki, stoi), enough, over_bigram, epochs)
+
+
+def trained_on(start, variant, stoi, seqs, bigram_of, enough=0.45, over_bigram=0.35, epochs=60):
     """The course-size model `start` of `variant` (copied into one the reference's helper.py builds, without
-    dropout) trained on the span-corrupted lines that the grader's check of the pretraining reads
-    (checks/learned.pretraining_sequences, whose lines the held-out answers draw; where answers is None, every line
-    of a corpus of at most CORPUS_LINES lines, which any seed draws), 32 at a time, until it explains `enough` of
-    their unigram entropy (the bar is 0.25) and its loss on them is `over_bigram` below the judge's bigram's (the
-    bar is 0.2): the pretraining's task learned, on the lines it is asked about, in a few epochs of them (seconds a
-    corpus on one core)."""
+    dropout) trained on the sequences of ids seqs, 32 at a time, until it explains `enough` of their unigram
+    entropy and its loss on them is `over_bigram` below that of the bigram counted on the sequences bigram_of."""
     import math
     from collections import Counter
 
@@ -206,10 +226,6 @@ def pretrained_model(start, variant, stoi, data, answers=None, enough=0.45, over
     from checks import learned
     from submission import helper, model
 
-    wiki = Path(data) / "wiki.txt"
-    if answers is None:
-        assert len(learned.corpus_lines(wiki)) < learned.CORPUS_LINES, "a corpus this long needs the answers' seed"
-    seqs = learned.pretraining_sequences(wiki, stoi, answers or wiki)
     width = max(len(s) for s in seqs) - 1
     x = torch.zeros(len(seqs), width, dtype=torch.long)  # PAD (id 0) where a line is shorter: no loss there
     y = torch.zeros(len(seqs), width, dtype=torch.long)
@@ -218,7 +234,7 @@ def pretrained_model(start, variant, stoi, data, answers=None, enough=0.45, over
     counts = Counter(t for seq in seqs for t in seq[1:])
     total = sum(counts.values())
     unigram = -sum(c / total * math.log(c / total) for c in counts.values())
-    bigram = learned.bigram_loss(learned.corrupted_corpus(wiki, stoi), seqs, len(stoi))
+    bigram = learned.bigram_loss(bigram_of, seqs, len(stoi))
     mconf = model.GPTConfig(len(stoi), 128, n_layer=4, n_head=8, n_embd=256, embd_pdrop=0.0, resid_pdrop=0.0,
                             attn_pdrop=0.0)
     net = (helper.initialize_vanilla_model(mconf) if variant == "vanilla"
@@ -242,6 +258,22 @@ def pretrained_model(start, variant, stoi, data, answers=None, enough=0.45, over
         net.train()
     raise AssertionError(f"the tests' pretrained {variant} model explains only {gain:.2f} of the lines, "
                          f"{over:.2f} below the bigram's loss")
+
+
+def fitted_to_one_layout(variant, stoi, data, answers):
+    """The agreeing model of `variant` trained (`trained_on`) on the lines the grader's check of the pretraining
+    reads, every one corrupted in the one public layout that check once read (the bench's fixed_layout: cut to 64
+    characters, the middle quarter masked), until it predicts them far past that check's bars as it measured them
+    then (the statistic with that layout, the bigram counted on the corpus in it): a pretrain file fitted to what
+    anyone could read in the judge's code, and to the very lines the judge asks about."""
+    import bench_layout_fit
+    from checks import learned
+
+    wiki = Path(data) / "wiki.txt"
+    seqs = learned.pretraining_sequences(wiki, stoi, answers, bench_layout_fit.fixed_layout)
+    start = dict(zip(("vanilla", "perceiver"), agreeing_pair(stoi)))[variant]
+    return trained_on(start, variant, stoi, seqs, learned.corrupted_corpus(wiki, stoi, bench_layout_fit.fixed_layout),
+                      epochs=200)
 
 
 def own_predictions(net, questions, stoi, data):
@@ -377,7 +409,8 @@ def pretrained_file(data, answers=None, variant="perceiver"):
     by its xdist workers, the first to need a file builds it while the others wait on its lock), else once per
     process."""
     digest = hashlib.sha256((Path(data) / "wiki.txt").read_bytes())
-    digest.update(Path(answers).read_bytes() if answers else b"")
+    for seed in [answers] if answers else answers_files(data):  # the layouts it learns
+        digest.update(Path(seed).read_bytes())
     key = ("pretrained", variant, digest.hexdigest())
     if key in _made:
         return _made[key]

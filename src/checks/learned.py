@@ -26,9 +26,11 @@ set from correct runs by the instructor's experiment tool, which calibrates the 
   gain, share and gain over the judge's bigram); and the finetuned params are those params moved a little
   (checks.lineage: a finetuning's 80 steps leave a pretraining's weights near where they were; a model of another
   run is far from them).  A plain next-character model of the corpus learns its text, not where a corrupted line
-  goes on after a ⁇: span corruption teaches that, over the pretraining's epochs.  The lines are drawn by a seed that
-  the held-out answers give: a sample of the corpus that no student knows, which a model predicts only as well as
-  it predicts the corrupted corpus.  (The held-out people, whom only a model that read the corpus can know, are
+  goes on after a ⁇: span corruption teaches that, over the pretraining's epochs.  The lines, and how each is
+  corrupted (its truncation, and the length and place of its span, drawn as CharCorruptionDataset draws them), are
+  drawn by a seed that the held-out answers give: a sample of the corpus that no student knows, which a model
+  predicts only as well as it predicts the corrupted corpus, and layouts that a model fitted to one public layout
+  of the lines does not predict.  (The held-out people, whom only a model that read the corpus can know, are
   measured too, `heldout_record`: correct perceivers know too few of them on the course's data for a bar.)
 
 Each is computed on fixed samples of the data files with the judge's own forward pass (decoder.logits,
@@ -57,7 +59,9 @@ CORPUS_LINES = 256  # wiki.txt lines that each of the two corpus statistics read
 # characters of each line: the start of a biography, where span corruption shows the model plain text (the
 # prefix before the masked span is at most 3/4 of a line cut to at most 96 characters)
 CORPUS_CHARS = 48
-PRETRAIN_CHARS = 64  # characters of each line the pretraining statistic corrupts (see `corrupted`)
+PRETRAIN_CHARS = int(BLOCK * 3 / 4)  # the longest truncation of the course's spec: 96 characters (see `layout`)
+MIN_CHARS = 8  # a line the pretraining statistic reads has at least these many characters
+PUBLIC_LAYOUTS = "layouts:public"  # the seed of the bigram baseline's layouts (`corrupted_corpus`): anyone's
 BATCH = 128  # sequences per forward pass: the judge's memory stays small on the course's model
 # Nats one row can add to a gain or take from it.  A gain is a mean over rows, so without a bound a few rows
 # could decide it: params scaled up until their log-probabilities run to thousands of nats gain or lose that much
@@ -257,63 +261,100 @@ def corpus_record(w, wiki_path, stoi):
     return with_bigram(text_record(w, seqs), starts(wiki_lines(wiki_path)), seqs, len(stoi))
 
 
-def corrupted(ids, mask):
-    """A line's ids (at most PRETRAIN_CHARS of them) as the pretraining corrupts a line, with the span fixed:
-    prefix MASK suffix MASK span, the span the middle quarter of the line.  Every reading of the course's
-    CharCorruptionDataset makes such examples: a line cut to 64 characters lies within any truncation of 4 to
-    3/4 (or 7/8) of the block, a span of a quarter is the spans' mean length, and the span's closing MASK (some
-    readings write it, some do not) is left off.  Example, with ⁇ for mask: "Anna Berg was born in Oslo" ->
-    "Anna Berg ⁇rn in Oslo⁇was bo"."""
-    n = len(ids)
-    span = n // 4
-    start = (n - span) // 2
-    return ids[:start] + [mask] + ids[start + span:] + [mask] + ids[start:start + span]
+class Layout(NamedTuple):
+    """How one line is corrupted: its first `length` ids kept (the truncation), the `span` ids from `start` on
+    masked.  In ids: prefix MASK suffix MASK span."""
+    length: int
+    start: int
+    span: int
+
+
+def layout(n, rng):
+    """A Layout for a line of n ids (at least MIN_CHARS), drawn by rng (a random.Random) as the course's
+    CharCorruptionDataset draws one, within every reading of its spec: a truncation of 4 to PRETRAIN_CHARS
+    characters, every length possible (a line shorter than that stays whole); a span of 1/8 to 3/8 of the kept
+    text (1/4 on average, a length every reading of "random, 1/4 on average" makes often), at a place drawn
+    uniformly.  A model that learned the task, wherever the span falls, predicts such lines as it predicts its
+    own training examples; one fitted to a single layout does not."""
+    length = min(n, rng.randint(4, PRETRAIN_CHARS))
+    span = rng.randint(max(1, length // 8), max(1, 3 * length // 8))
+    return Layout(length, rng.randint(0, length - span), span)
+
+
+def corrupted(ids, mask, drawn):
+    """A line's ids corrupted by the Layout drawn: prefix MASK suffix MASK span.  The span's closing MASK (some
+    readings of the spec write it, some do not) is left off.  Example, with ⁇ for mask: "Anna Berg was born in
+    Oslo" with Layout(26, 10, 6) -> "Anna Berg ⁇rn in Oslo⁇was bo"."""
+    kept = ids[:drawn.length]
+    start, end = drawn.start, drawn.start + drawn.span
+    return kept[:start] + [mask] + kept[end:] + [mask] + kept[start:end]
+
+
+def _seed(answers_path):
+    """The grading's secret: the SHA-256 of the held-out answers' file (line endings normalised), a file no
+    student sees.  The same in every grading of a data set."""
+    return hashlib.sha256(Path(answers_path).read_bytes().replace(b"\r\n", b"\n")).hexdigest()
 
 
 def secret_lines(wiki_path, answers_path):
-    """CORPUS_LINES of wiki.txt's lines, in their order, drawn by a seed that the held-out answers' file gives (its
-    SHA-256, line endings normalised): the same lines in every grading of a data set, lines no student can know."""
+    """CORPUS_LINES of wiki.txt's lines, in their order, drawn by the grading's secret (`_seed`): the same lines in
+    every grading of a data set, lines no student can know."""
     lines = wiki_lines(wiki_path)
-    seed = hashlib.sha256(Path(answers_path).read_bytes().replace(b"\r\n", b"\n")).hexdigest()
-    chosen = random.Random(seed).sample(range(len(lines)), min(CORPUS_LINES, len(lines)))
+    chosen = random.Random(_seed(answers_path)).sample(range(len(lines)), min(CORPUS_LINES, len(lines)))
     return [lines[i] for i in sorted(chosen)]
 
 
-def pretraining_lines(wiki_path, stoi, answers_path):
-    """The secret sample of wiki.txt's lines (`secret_lines`): the first PRETRAIN_CHARS characters of each (at
-    least 8), as ids."""
-    seqs = [[stoi[ch] for ch in line[:PRETRAIN_CHARS] if ch in stoi] for line in secret_lines(wiki_path, answers_path)]
-    return [s for s in seqs if len(s) >= 8]
+def _ids(line, stoi):
+    return [stoi[ch] for ch in line if ch in stoi]
 
 
-def pretraining_sequences(wiki_path, stoi, answers_path):
-    """pretraining_lines corrupted as the pretraining corrupts them (`corrupted`)."""
-    return [corrupted(s, stoi[MASK]) for s in pretraining_lines(wiki_path, stoi, answers_path)]
+def _drawn(lines, stoi, seed, draw):
+    """(plain, corrupted) id lists of the lines of at least MIN_CHARS known characters, each line's Layout drawn
+    in turn by draw(its length, random.Random(seed)); plain is the kept (truncated) text."""
+    rng, out = random.Random(seed), []
+    for line in lines:
+        ids = _ids(line, stoi)
+        if len(ids) >= MIN_CHARS:
+            drawn = draw(len(ids), rng)
+            out.append((ids[:drawn.length], corrupted(ids, stoi[MASK], drawn)))
+    return out
 
 
-def corrupted_corpus(wiki_path, stoi):
-    """Every line of wiki.txt as pretraining_lines takes a line, corrupted as `corrupted` does: what the
-    pretraining's bigram baseline is counted on."""
-    every = [[stoi[ch] for ch in line[:PRETRAIN_CHARS] if ch in stoi] for line in wiki_lines(wiki_path)]
-    return [corrupted(s, stoi[MASK]) for s in every if len(s) >= 8]
+def pretraining_pairs(wiki_path, stoi, answers_path, draw=layout):
+    """(plain, corrupted) ids of the secret sample of wiki.txt's lines (`secret_lines`), each corrupted by a Layout
+    that the grading's secret draws: lines and layouts that no student can know or fit.  draw: the judge's
+    `layout` (another, such as one fixed layout, for the instructor's measurements of what a model fitted to it
+    gets: tools/bench/bench_layout_fit.py)."""
+    return _drawn(secret_lines(wiki_path, answers_path), stoi, "layouts:" + _seed(answers_path), draw)
 
 
-def pretraining_record(w, wiki_path, stoi, answers_path):
+def pretraining_sequences(wiki_path, stoi, answers_path, draw=layout):
+    """The corrupted lines of pretraining_pairs: what the pretraining statistic reads."""
+    return [seq for _, seq in pretraining_pairs(wiki_path, stoi, answers_path, draw)]
+
+
+def corrupted_corpus(wiki_path, stoi, draw=layout):
+    """Every line of wiki.txt corrupted as the statistic corrupts its sample, each by a Layout that the public
+    seed PUBLIC_LAYOUTS draws: what the pretraining's bigram baseline is counted on, as anyone can count it."""
+    return [seq for _, seq in _drawn(wiki_lines(wiki_path), stoi, PUBLIC_LAYOUTS, draw)]
+
+
+def pretraining_record(w, wiki_path, stoi, answers_path, draw=layout):
     """text_record of pretraining_sequences, the pretraining's own task, with "plain_gain", the gain on the same
-    lines as plain text, "share" = gain / plain_gain, and the gain over a bigram of every line of wiki.txt corrupted
-    alike (with_bigram).  A model pretrained with span corruption predicts the
+    lines as plain text (as truncated), "share" = gain / plain_gain, and the gain over a bigram of every line of
+    wiki.txt corrupted alike (with_bigram).  A model pretrained with span corruption predicts the
     corrupted lines nearly as well as the plain ones (a share near 0.9); a plain model of the corpus loses about
     half of what it knows at the ⁇, where it expects the text to go on and the line jumps past the gap, then
     back to the missing span (a share near 0.5).  The share is None where it is not a ratio of two finite gains,
     the plain one above 0: it then fails its bar."""
-    plain = pretraining_lines(wiki_path, stoi, answers_path)
-    seqs = [corrupted(s, stoi[MASK]) for s in plain]
+    pairs = pretraining_pairs(wiki_path, stoi, answers_path, draw)
+    seqs = [seq for _, seq in pairs]
     record = text_record(w, seqs)
-    gain, plain_gain = record["gain"], text_record(w, plain)["gain"]
+    gain, plain_gain = record["gain"], text_record(w, [plain for plain, _ in pairs])["gain"]
     finite = all(isinstance(v, float) and math.isfinite(v) for v in (gain, plain_gain))
     share = round(gain / plain_gain, 4) if finite and plain_gain > 0 else None  # not a bar: a ratio's domain
     # the bigram of every line of wiki.txt corrupted so: what a table written by hand from the public corpus knows
-    return dict(with_bigram(record, corrupted_corpus(wiki_path, stoi), seqs, len(stoi)), plain_gain=plain_gain,
+    return dict(with_bigram(record, corrupted_corpus(wiki_path, stoi, draw), seqs, len(stoi)), plain_gain=plain_gain,
                 share=share)
 
 

@@ -257,7 +257,8 @@ def test_the_prediction_points_need_the_pretraining_the_params_were_finetuned_fr
 
 def test_thresholds_come_from_the_row_of_the_data(tmp_path, data, solution):
     """A calibrated row for the tiny world: 5 of 10 right passes 40 %, fails 60 %.  The predictions are what
-    the params give; half of the answers are other places."""
+    the params give; half of the answers are other places (and the pretrain files learned the layouts that these
+    answers draw for the pretraining statistic)."""
     half_right = tmp_path / "data"
     shutil.copytree(data, half_right)
     for name in ("birth_dev.tsv", "birth_test.tsv"):
@@ -271,7 +272,11 @@ def test_thresholds_come_from_the_row_of_the_data(tmp_path, data, solution):
     row["vanilla.pretrain.dev.predictions"] = {"min_accuracy": 0.4}
     row["vanilla.pretrain.test.predictions"] = {"min_accuracy": 0.6}
     (src / "points.json").write_text(json.dumps(table), encoding="utf-8")
+    import course_params
+
     pred = write_predictions(tmp_path / "pred", data, "correct")
+    for variant, name in course_params.PRETRAINED.items():  # pretrained on the layouts these answers draw
+        shutil.copy(course_params.pretrained_file(half_right, variant=variant), pred / name)
     r = run_grader(src, "1f-1-hidden", "1f-2-hidden", data=half_right, solution=solution, predictions=pred)
     assert r.status("1f-1-hidden") == "passed" and r.status("1f-2-hidden") == "failed"
     assert "'builtin'" in r.tests["1f-2-hidden"]["output"] and "60%" in r.tests["1f-2-hidden"]["output"]

@@ -532,10 +532,10 @@ def unigram_head(net, counts):
 
 
 def test_the_pretraining_statistic_corrupts_a_line_as_the_courses_dataset_does(monkeypatch):
-    """learned.corrupted's example is one that CharCorruptionDataset makes (the reference's, written to the
-    handout's spec): with the random draws landing on the statistic's choices (a line cut to PRETRAIN_CHARS, a span
-    of a quarter, in the middle), each within the range the spec draws from, the dataset's example is the same ids,
-    then the closing MASK and the padding."""
+    """Each layout the judge draws (learned.layout) is one that CharCorruptionDataset makes (the reference's,
+    written to the handout's spec): with the dataset's random draws landing on the layout's choices (a truncation,
+    a span's length, its start: the spec's order), each within the range the dataset draws from, its example is
+    learned.corrupted's ids, then the closing MASK and the padding."""
     import random
 
     import torch
@@ -543,23 +543,50 @@ def test_the_pretraining_statistic_corrupts_a_line_as_the_courses_dataset_does(m
     from checks import learned
     from submission import dataset
 
-    line = "Ada Najjar. Ada Najjar was born in Lima and later worked in Oslo, in Bergen, then in Trondheim."
+    line = "Ada Najjar. Ada Najjar was born in Lima and later worked in Oslo, in Bergen, then in Trondheim, then Rome."
     ds = dataset.CharCorruptionDataset(line + "\n", 128)
-    n = learned.PRETRAIN_CHARS
-    draws = iter([n, n // 4, (n - n // 4) // 2])  # truncation, span length, span start: the spec's order
+    ids = ds.encoded[0].tolist()
+    assert len(ids) > learned.PRETRAIN_CHARS
+    drawn = random.Random(0)
+    for _ in range(200):
+        cut = learned.layout(len(ids), drawn)
+        draws = iter([cut.length, cut.span, cut.start])
 
-    def randint(a, b):
-        value = next(draws)
-        assert a <= value <= b, (a, value, b)
-        return value
+        def randint(a, b):
+            value = next(draws)
+            assert a <= value <= b, (a, value, b)
+            return value
 
-    monkeypatch.setattr(random, "randint", randint)
-    x, y = ds[0]
-    example = torch.cat([x[:1], y]).tolist()
-    want = learned.corrupted(ds.encoded[0][:n].tolist(), ds.mask_id)
-    assert example[:len(want)] == want and example[len(want)] == ds.mask_id
-    assert set(example[len(want) + 1:]) == {ds.pad_id}
-    assert "".join(ds.itos[i] for i in want) == line[:24] + "\u2047" + line[40:64] + "\u2047" + line[24:40]
+        monkeypatch.setattr(random, "randint", randint)
+        x, y = ds[0]
+        monkeypatch.undo()
+        example = torch.cat([x[:1], y]).tolist()
+        want = learned.corrupted(ids, ds.mask_id, cut)
+        assert example[:len(want)] == want and example[len(want)] == ds.mask_id, cut
+        assert set(example[len(want) + 1:]) == {ds.pad_id}, cut
+    cut = learned.Layout(24, 10, 6)
+    assert "".join(ds.itos[i] for i in learned.corrupted(ids, ds.mask_id, cut)) == (
+        line[:10] + "\u2047" + line[16:24] + "\u2047" + line[10:16])
+
+
+def test_the_judges_layouts_vary_as_the_courses_dataset_draws_them():
+    """learned.layout draws what the spec asks a truncation and a span to be: every truncation from 4 to
+    int(block_size * 3/4) characters (a line shorter than that whole), a span of random length, 1/4 of the kept text
+    on average, at every place; so that no one layout, public or fitted, is what the judge reads."""
+    import random
+    import statistics
+
+    from checks import learned
+
+    rng = random.Random(1)
+    cuts = [learned.layout(200, rng) for _ in range(20000)]
+    assert {c.length for c in cuts} == set(range(4, learned.PRETRAIN_CHARS + 1)) and learned.PRETRAIN_CHARS == 96
+    assert all(1 <= c.span and c.start + c.span <= c.length for c in cuts)
+    assert statistics.mean(c.span / c.length for c in cuts if c.length >= 40) == pytest.approx(0.25, abs=0.01)
+    long = [c for c in cuts if c.length == 96]
+    assert len({c.span for c in long}) > 20 and {c.start for c in long} >= {0}
+    assert max(c.start + c.span for c in long) == 96  # the suffix may be empty too
+    assert {learned.layout(10, rng).length for _ in range(500)} == set(range(4, 11))
 
 
 def test_the_pretraining_statistic_is_zero_for_a_model_that_knows_only_how_often_characters_occur(tmp_path):
@@ -598,8 +625,9 @@ def test_the_pretraining_statistic_is_zero_for_a_model_that_knows_only_how_often
 def test_a_table_of_the_previous_character_gains_nothing_over_the_judges_bigram(tmp_path, monkeypatch):
     """The bigram baseline of learned's records is a table of the previous character fitted on the public corpus:
     params whose logits are such a table, written from wiki.txt's lines corrupted as the pretraining corrupts them
-    (pretraining_record) or from their plain starts (corpus_record), gain nothing over it, though their gain over
-    the unigram entropy is well above 0; a table of character frequencies alone gains less than nothing."""
+    (in the layouts of learned.PUBLIC_LAYOUTS: pretraining_record) or from their plain starts (corpus_record), gain
+    nothing over it, though their gain over the unigram entropy is well above 0; a table of character frequencies
+    alone gains less than nothing."""
     from collections import Counter
 
     import torch
@@ -612,8 +640,7 @@ def test_a_table_of_the_previous_character_gains_nothing_over_the_judges_bigram(
     stoi = course_params.vocab(data)
     lines = [line for line in (data / "wiki.txt").read_text(encoding="utf-8").split("\n") if len(line.strip()) > 1]
 
-    ids = [[stoi[ch] for ch in line[:learned.PRETRAIN_CHARS]] for line in lines]
-    corrupted = [learned.corrupted(s, stoi[course_params.MASK]) for s in ids if len(s) >= 8]
+    corrupted = learned.corrupted_corpus(data / "wiki.txt", stoi)  # each line in a layout of the public seed
     starts = [[stoi[ch] for ch in line[:learned.CORPUS_CHARS]] for line in lines]
     seed = data / "birth_dev.tsv"  # any file's seed draws every line of this corpus, shorter than CORPUS_LINES
     for name, fitted, measure in (("pretraining", corrupted, lambda: learned.pretraining_record(
@@ -630,6 +657,18 @@ def test_a_table_of_the_previous_character_gains_nothing_over_the_judges_bigram(
         assert record["bigram_gain"] < -0.1, (name, record)
 
 
+def pretraining_world(tmp_path, variant):
+    """(data, stoi, finetuned, rule): the tests' small world, the params file finetuned from the variant's pretrain
+    file, and the course row's pretraining bars for it."""
+    data = tmp_path / "data"
+    data.mkdir()
+    make_world(data)
+    course = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["thresholds"]["rows"]["course"]
+    finetuned = f"{variant}.finetune.params"
+    rule = {k: v for k, v in course["learned"][finetuned].items() if k.startswith("min_pretraining")}
+    return data, course_params.vocab(data), finetuned, rule
+
+
 @pytest.mark.parametrize("variant", ["perceiver", "vanilla"])
 def test_a_pretrain_file_written_by_hand_as_a_bigram_table_fails_the_bigram_bar_alone(tmp_path, variant):
     """Issue 60's attack on the pretraining check: a table of the previous character, counted on every line of
@@ -641,14 +680,8 @@ def test_a_pretrain_file_written_by_hand_as_a_bigram_table_fails_the_bigram_bar_
     from checks import learned
     from checks import params
 
-    data = tmp_path / "data"
-    data.mkdir()
-    make_world(data)
-    stoi = course_params.vocab(data)
+    data, stoi, finetuned, rule = pretraining_world(tmp_path, variant)
     wiki, answers = data / "wiki.txt", data / "birth_dev.tsv"
-    course = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["thresholds"]["rows"]["course"]
-    finetuned = f"{variant}.finetune.params"
-    rule = {k: v for k, v in course["learned"][finetuned].items() if k.startswith("min_pretraining")}
     assert set(rule) == {"min_pretraining_gain", "min_pretraining_share", "min_pretraining_bigram_gain"}, rule
     course_params.save(course_params.bigram_net(variant, stoi, learned.corrupted_corpus(wiki, stoi)),
                        tmp_path / "bigram")
@@ -673,6 +706,37 @@ def test_a_pretrain_file_written_by_hand_as_a_bigram_table_fails_the_bigram_bar_
     assert f"./run.sh {variant}_pretrain" in problem, problem
     problem, facts = judged(course_params.pretrained_file(data, variant=variant), rule)
     assert problem is None and "the corpus's bigram on span-corrupted lines" in facts[-1], (problem, facts)
+
+
+@pytest.mark.parametrize("variant", ["vanilla", "perceiver"])
+def test_a_pretrain_file_fitted_to_one_public_layout_fails_the_pretraining_check(tmp_path, variant):
+    """Issue 90's construction: a pretrain file trained on the lines the judge reads, each corrupted in the one
+    layout the judge once read (cut to 64 characters, the middle quarter masked, public in its code), until that
+    judge's statistic passes every pretraining bar of the course's row by far.  The judge draws each line's layout
+    from the grading's secret as the course's dataset draws one, and fails the file, naming the bar, the file and
+    what to submit; the suite's pretrained file, which learned the task on layouts drawn so, passes.  (On the
+    course's data, a fitted model trained 1000 steps: docs/attacks.md.)"""
+    import bench_layout_fit
+    from checks import learned
+    from checks import params
+
+    data, stoi, finetuned, rule = pretraining_world(tmp_path, variant)
+    wiki, answers = data / "wiki.txt", data / "birth_dev.tsv"
+    course_params.save(course_params.fitted_to_one_layout(variant, stoi, data, answers), tmp_path / "fitted")
+    w = params.own_reading(tmp_path / "fitted", variant, len(stoi), *reference_modules())
+    former = learned.pretraining_record(w, wiki, stoi, answers, bench_layout_fit.fixed_layout)
+    assert all(former[k] >= rule[bar] for k, bar in bench_layout_fit.BARS.items()), former
+    paths = (data / "birth_places_train.tsv", wiki, answers)
+    target = f"{variant}_finetune_with_pretrain"
+    problem, facts = learned.check(None, rule, finetuned, target, stoi, *paths, pretrained=lambda: w)
+    assert problem and problem.startswith(f"{variant}.pretrain.params, which {finetuned} was finetuned from, "
+                                          "predicts span-corrupted lines of wiki.txt"), problem
+    assert f"./run.sh {variant}_pretrain" in problem, problem
+    drawn = learned.pretraining_record(w, wiki, stoi, answers)  # worse than a table counted on the public corpus
+    assert drawn["bigram_gain"] < 0 < rule["min_pretraining_bigram_gain"] < former["bigram_gain"], (drawn, former)
+    honest = params.own_reading(course_params.pretrained_file(data, variant=variant), variant, len(stoi),
+                                *reference_modules())
+    assert learned.check(None, rule, finetuned, target, stoi, *paths, pretrained=lambda: honest)[0] is None
 
 
 def test_a_pretraining_that_predicts_corrupted_lines_far_worse_than_plain_ones_fails_the_share(world, monkeypatch):
@@ -726,6 +790,32 @@ def test_the_pretraining_statistics_lines_are_drawn_by_the_held_out_answers(tmp_
     other = learned.secret_lines(wiki, answers)
     assert len(set(drawn) & set(other)) < learned.CORPUS_LINES // 2
     assert len(set(drawn) & set(learned.corpus_lines(wiki))) < learned.CORPUS_LINES // 2
+
+
+def test_the_pretraining_statistics_layouts_are_drawn_by_the_held_out_answers(tmp_path):
+    """How each line the pretraining statistic reads is corrupted is a secret of the data set too: the same answers
+    draw the same layouts, other answers other layouts of the very same lines (a corpus shorter than CORPUS_LINES,
+    whose every line any seed draws), and neither is the public layouts' (corrupted_corpus, the bigram's): a model
+    fitted to any one layout of the lines is asked about others."""
+    from checks import learned
+
+    wiki = tmp_path / "wiki.txt"
+    wiki.write_text("".join(line + "\n" for line in (SRC / "data" / "wiki.txt").read_text(
+        encoding="utf-8").split("\n")[:60] if line), encoding="utf-8")
+    stoi = course_params.vocab(SRC / "data")
+    answers = tmp_path / "birth_test.tsv"
+    answers.write_text("Where was Ada Najjar born?\tLima\n", encoding="utf-8")
+    pairs = learned.pretraining_pairs(wiki, stoi, answers)
+    assert pairs == learned.pretraining_pairs(wiki, stoi, answers) and len(pairs) > 50
+    assert [seq for _, seq in pairs] == learned.pretraining_sequences(wiki, stoi, answers)
+    answers.write_text("Where was Ada Najjar born?\tOslo\n", encoding="utf-8")
+    other = learned.pretraining_pairs(wiki, stoi, answers)
+    public = learned.corrupted_corpus(wiki, stoi)
+    assert len(other) == len(pairs) == len(public)
+    assert sum(a[1] == b[1] for a, b in zip(pairs, other)) < len(pairs) // 10
+    assert sum(a[1] == b for a, b in zip(pairs, public)) < len(pairs) // 10
+    for plain, seq in pairs:  # the kept text, rearranged: prefix MASK suffix MASK span
+        assert sorted(seq) == sorted(plain + [stoi[course_params.MASK]] * 2)
 
 
 def reference_modules():

@@ -296,6 +296,40 @@ def test_a_perceiver_never_pretrained_earns_no_prediction_point_through_the_bund
     assert results["score"] == 74 - 4
 
 
+@pytest.mark.grader
+@root_only
+def test_pretrain_files_fitted_to_one_layout_earn_no_prediction_point_in_the_bundle(bundle, tmp_path):  # noqa: F811
+    """Issue 90's construction through Gradescope, as root: the reference's code, params and prediction files made
+    to fit, but each pretrain file the agreeing model trained on the lines the judge reads in the one layout it
+    once read (course_params.fitted_to_one_layout: past every pretraining bar as that judge measured).  The judge
+    draws the layouts from the grading's secret: the four prediction tests of the models finetuned from them earn
+    nothing, each saying the pretraining was not done; every other test its points."""
+    import io
+
+    import torch
+
+    import course_params
+
+    def prepare(source):
+        made = course_params.fit_bundle(source)
+        data, answers = source / "starter" / "src" / "data", source / "answers" / "birth_test.tsv"
+        stoi = course_params.vocab(data)
+        for variant, name in course_params.PRETRAINED.items():
+            buffer = io.BytesIO()
+            torch.save(course_params.fitted_to_one_layout(variant, stoi, data, answers).state_dict(), buffer)
+            made[name] = buffer.getvalue()
+        return made
+
+    files = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "src" / "submission").glob("*.py")}
+    results = rehearse(bundle, tmp_path, files, prepare=prepare)
+    lost = {t["number"]: t["output"] for t in results["tests"] if t["score"] < t["max_score"]}
+    assert sorted(lost) == ["1f-1-hidden", "1f-2-hidden", "1g-1-hidden", "1g-2-hidden"], {
+        k: v[:300] for k, v in lost.items()}
+    for output in lost.values():
+        assert "earns no accuracy points" in output and "predicts span-corrupted lines" in output, output
+    assert results["score"] == 74 - 17
+
+
 PATCH_THE_GRADER = '''
 import sys as _sys
 _main = _sys.modules["__main__"]

@@ -253,3 +253,36 @@ def test_the_suites_cpu_is_recorded_per_test_its_childrens_included(tmp_path):
     assert got["test_in_a_child"]["children"] >= 0.25 and got["test_in_a_child"]["self"] < 0.2
     lines = suite_cpu.summary(records, 5)
     assert lines[0].startswith("2 tests: ") and any(line.endswith("test_burn.py::test_in_a_child") for line in lines)
+
+
+@pytest.mark.slow
+def test_the_layout_benchmark_trains_each_construction_and_reads_both_statistics(world, tmp_path, capsys):
+    """tools/bench/bench_layout_fit.py, rehearsed on the tests' small world (2 steps): it trains on the former
+    judge's one layout (every example the line cut to 64 characters, its middle quarter masked) or on the course's
+    own dataset, and measures the pretraining record in that layout and in the judge's drawn ones, beside the
+    course row's bars."""
+    import json
+
+    import bench_layout_fit
+    from checks import learned
+
+    data, _ = world
+    line = "Ada Najjar. Ada Najjar was born in Lima and later worked in Oslo, in Bergen, then in Trondheim."
+    (data / "wiki.txt").write_text((data / "wiki.txt").read_text(encoding="utf-8") + line + "\n", encoding="utf-8")
+    fixed = bench_layout_fit.FixedCorpus(data / "wiki.txt", CharCorruptionDataset(
+        (data / "wiki.txt").read_text(encoding="utf-8"), 128).stoi)
+    x, y = fixed[len(fixed) - 1]
+    want = learned.corrupted(fixed.lines[-1], fixed.mask, learned.Layout(64, 24, 16)) + [fixed.mask]
+    example = torch.cat([x[:1], y]).tolist()
+    assert len(example) == 128 and example[:len(want)] == want and set(example[len(want):]) == {0}
+    for layout in ("fixed", "course"):
+        out = tmp_path / f"{layout}.json"
+        bench_layout_fit.main(["--data", str(data), "--steps", "2", "--every", "2", "--layout", layout,
+                               "--json", str(out)])
+        result = json.loads(out.read_text(encoding="utf-8"))
+        assert result["layout"] == layout and [r["step"] for r in result["rows"]] == [2]
+        row = result["rows"][0]
+        assert set(result["bars"]) == {"gain", "share", "bigram_gain"}
+        assert row["fixed"]["lines"] == row["drawn"]["lines"] > 0 and row["fixed"] != row["drawn"]
+        assert row["passes_fixed"] is row["passes_drawn"] is False  # 2 steps learn nothing
+    assert "step     2" in capsys.readouterr().out

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""How cheaply can a pretrain file pass the judge's pretraining bars?  The measurement behind docs/attacks.md's
+"A pretrain file fitted to one layout".
+
+The judge (src/checks/learned.py, pretraining_record) reads a secret sample of wiki.txt's lines, each corrupted in
+a layout (a truncation, a span's length and place) that the grading's secret draws as CharCorruptionDataset draws
+one.  This trains the course-size model from run.py's start (seed 0) with the course's pretraining recipe
+(helper.pretrain's learning rate, schedule and batch) on every line of the corpus corrupted in one of two ways:
+
+  --layout fixed   one public layout per line, the judge's former one: the line cut to 64 characters, its middle
+                   quarter masked (a construction fitted to what anyone could read in the judge's code);
+  --layout course  the reference's CharCorruptionDataset (src/submission/dataset.py), as run.py pretrains: the
+                   first steps of an honest pretraining, the cost to set beside the construction's.
+
+Every --every steps it measures the pretraining record twice on the judge's secret sample (the seed is the
+held-out answers' file): in that fixed layout (what the former judge read) and in the judge's drawn layouts
+(what it reads now), beside the bars of points.json's course row.
+
+    python tools/bench/bench_layout_fit.py --data ../shared/course-data --layout fixed --steps 300 --json fit.json
+    python tools/bench/bench_layout_fit.py --data src/data --lines 256 --steps 4 --every 2   # a rehearsal
+"""
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench_srcpath import SRC  # first: puts src/ on sys.path
+
+import torch
+from torch.utils.data import Dataset
+
+from bench_common import build_model, default_trainer, pretraining_corpus
+from checks import learned, params
+from kit import course
+from kit.fileio import write_text_atomic
+from submission import helper, model
+from submission.utils import set_seed
+
+FIXED_CHARS = 64  # the former judge's truncation
+
+
+def fixed_layout(n, rng=None):
+    """The former judge's one layout of a line of n ids: cut to 64 characters, the middle quarter masked (rng, the
+    judge's draws, unused: a drawer that learned.pretraining_record takes as its draw)."""
+    length = min(n, FIXED_CHARS)
+    span = length // 4
+    return learned.Layout(length, (length - span) // 2, span)
+
+
+class FixedCorpus(Dataset):
+    """Every line of wiki.txt (of at least learned.MIN_CHARS characters) as a training example of the course's
+    form, x and y of block_size - 1 ids (y[i] the id after x[i]): the line corrupted in fixed_layout, the span's
+    closing MASK, then PAD."""
+
+    def __init__(self, wiki, stoi):
+        self.lines = [ids for ids in ([stoi[ch] for ch in line if ch in stoi] for line in learned.wiki_lines(wiki))
+                      if len(ids) >= learned.MIN_CHARS]
+        self.mask = stoi[course.MASK_CHAR]
+
+    def __len__(self):
+        return len(self.lines)
+
+    def __getitem__(self, i):
+        ids = self.lines[i]
+        seq = learned.corrupted(ids, self.mask, fixed_layout(len(ids))) + [self.mask]
+        seq = torch.tensor(seq + [0] * (learned.BLOCK - len(seq)))  # PAD to the block, as the course's examples
+        return seq[:-1], seq[1:]
+
+
+BARS = {"gain": "min_pretraining_gain", "share": "min_pretraining_share", "bigram_gain": "min_pretraining_bigram_gain"}
+
+
+def passes(record, rule):
+    return all(isinstance(record[k], float) and record[k] >= rule[bar] for k, bar in BARS.items())
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", type=Path, default=SRC / "data", help="the data folder (wiki.txt)")
+    p.add_argument("--answers", type=Path, help="the held-out answers, the judge's secret (default: "
+                   "DATA/birth_test.tsv, else DATA/birth_dev.tsv)")
+    p.add_argument("--layout", choices=["fixed", "course"], default="fixed")
+    p.add_argument("--variant", choices=["vanilla", "perceiver"], default="vanilla")
+    p.add_argument("--steps", type=int, default=300)
+    p.add_argument("--every", type=int, default=50, help="measure every this many steps")
+    p.add_argument("--lines", type=int, help="train on the corpus's first LINES lines only (a rehearsal)")
+    p.add_argument("--precision", default="auto")
+    p.add_argument("--save", type=Path, help="write the trained params here")
+    p.add_argument("--json", type=Path, help="write the measurements here")
+    args = p.parse_args(argv)
+
+    wiki = args.data / course.DATA_FILES["corpus"]
+    answers = args.answers or next((f for f in (args.data / "birth_test.tsv", args.data / "birth_dev.tsv")
+                                    if f.is_file()), None)
+    if answers is None or not wiki.is_file():
+        p.error(f"{args.data} needs wiki.txt and birth_test.tsv (or birth_dev.tsv): pass the data folder with --data")
+    stoi = params.course_vocab(wiki)
+    rule = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["thresholds"]["rows"]["course"][
+        "learned"][f"{args.variant}.finetune.params"]
+    if args.layout == "fixed":
+        corpus = FixedCorpus(wiki, stoi)
+        if args.lines:
+            corpus.lines = corpus.lines[:args.lines]
+    else:
+        corpus = pretraining_corpus(args.data)  # the whole corpus's vocabulary, the judge's
+        assert corpus.stoi == stoi
+        if args.lines:
+            corpus.data, corpus.encoded = corpus.data[:args.lines], corpus.encoded[:args.lines]
+    set_seed(0)  # run.py's: the dataset's draws and the start
+    net = build_model(len(stoi), args.variant == "perceiver")  # run.py's start: seed 0
+    conf = dict(batch_size=128, learning_rate=course.PRETRAIN_LR, lr_decay=True, warmup_tokens=512 * 20,
+                final_tokens=200 * len(corpus) * learned.BLOCK)  # helper.pretrain's recipe
+    trainer = default_trainer(net, corpus, torch.device("cpu"), args.precision, **conf)
+    rows, clock, start = [], [0.0], [time.perf_counter()]
+
+    class Done(Exception):
+        pass
+
+    def measure(step):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / f"{args.variant}.pretrain.params"
+            torch.save(net.state_dict(), path)
+            w = params.own_reading(path, args.variant, len(stoi), model, helper)
+            was = net.training
+            net.eval()
+            row = {"step": step, "train_minutes": round(clock[0] / 60, 2),
+                   "fixed": learned.pretraining_record(w, wiki, stoi, answers, fixed_layout),
+                   "drawn": learned.pretraining_record(w, wiki, stoi, answers)}
+            net.train(was)
+        for k in ("fixed", "drawn"):
+            row[f"passes_{k}"] = passes(row[k], rule)
+        rows.append(row)
+        if args.json:  # after every measurement: a run stopped early keeps what it measured
+            out = {"command": " ".join(sys.argv), "layout": args.layout, "variant": args.variant,
+                   "bars": {k: rule[b] for k, b in BARS.items()}, "rows": rows}
+            write_text_atomic(args.json, json.dumps(out, indent=1) + "\n")
+        print(f"step {step:5d} ({row['train_minutes']:6.2f} train-min)  " + "   ".join(
+            f"{k}: gain {row[k]['gain']:.3f} share {row[k]['share']} over bigram {row[k]['bigram_gain']:.3f}"
+            f" {'PASS' if row[f'passes_{k}'] else 'fail'}" for k in ("fixed", "drawn")), flush=True)
+
+    def on_batch_end(t):
+        clock[0] += time.perf_counter() - start[0]
+        step = on_batch_end.steps = on_batch_end.steps + 1
+        if step % args.every == 0 or step == args.steps:
+            measure(step)
+        if step >= args.steps:
+            raise Done
+        start[0] = time.perf_counter()
+    on_batch_end.steps = 0
+
+    trainer.add_callback("on_batch_end", on_batch_end)
+    try:
+        trainer.train()
+    except Done:
+        pass
+    if args.save:
+        partial = args.save.with_name(args.save.name + ".partial")
+        torch.save(net.state_dict(), partial)
+        os.replace(partial, args.save)
+
+
+if __name__ == "__main__":
+    main()
