@@ -269,10 +269,10 @@ def test_the_layout_benchmark_trains_each_construction_and_reads_both_statistics
     data, _ = world
     line = "Ada Najjar. Ada Najjar was born in Lima and later worked in Oslo, in Bergen, then in Trondheim."
     (data / "wiki.txt").write_text((data / "wiki.txt").read_text(encoding="utf-8") + line + "\n", encoding="utf-8")
-    fixed = bench_layout_fit.FixedCorpus(data / "wiki.txt", CharCorruptionDataset(
-        (data / "wiki.txt").read_text(encoding="utf-8"), 128).stoi)
+    stoi = CharCorruptionDataset((data / "wiki.txt").read_text(encoding="utf-8"), 128).stoi
+    fixed = bench_layout_fit.FixedCorpus(data / "wiki.txt", stoi)
     x, y = fixed[len(fixed) - 1]
-    want = learned.corrupted(fixed.lines[-1], fixed.mask, learned.Layout(64, 24, 16)) + [fixed.mask]
+    want = learned.corrupted([stoi[ch] for ch in line], fixed.mask, learned.Layout(64, 24, 16)) + [fixed.mask]
     example = torch.cat([x[:1], y]).tolist()
     assert len(example) == 128 and example[:len(want)] == want and set(example[len(want):]) == {0}
     for layout in ("fixed", "course"):

@@ -22,7 +22,6 @@ held-out answers' file): in that fixed layout (what the former judge read) and i
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -33,10 +32,12 @@ from bench_srcpath import SRC  # first: puts src/ on sys.path
 import torch
 from torch.utils.data import Dataset
 
-from bench_common import build_model, default_trainer, pretraining_corpus
+from bench_common import EnoughSteps, build_model, pretraining_corpus
 from checks import learned, params
 from kit import course
-from kit.fileio import write_text_atomic
+from kit import parts
+from kit.fileio import atomic_path, write_text_atomic
+from kit.training import place
 from submission import helper, model
 from submission.utils import set_seed
 
@@ -52,21 +53,19 @@ def fixed_layout(n, rng=None):
 
 
 class FixedCorpus(Dataset):
-    """Every line of wiki.txt (of at least learned.MIN_CHARS characters) as a training example of the course's
-    form, x and y of block_size - 1 ids (y[i] the id after x[i]): the line corrupted in fixed_layout, the span's
-    closing MASK, then PAD."""
+    """Every line of wiki.txt as the judge reads one (learned.corrupted_corpus), corrupted in fixed_layout, as a
+    training example of the course's form, x and y of block_size - 1 ids (y[i] the id after x[i]): the corrupted
+    line, the span's closing MASK, then PAD."""
 
     def __init__(self, wiki, stoi):
-        self.lines = [ids for ids in ([stoi[ch] for ch in line if ch in stoi] for line in learned.wiki_lines(wiki))
-                      if len(ids) >= learned.MIN_CHARS]
+        self.lines = learned.corrupted_corpus(wiki, stoi, fixed_layout)
         self.mask = stoi[course.MASK_CHAR]
 
     def __len__(self):
         return len(self.lines)
 
     def __getitem__(self, i):
-        ids = self.lines[i]
-        seq = learned.corrupted(ids, self.mask, fixed_layout(len(ids))) + [self.mask]
+        seq = self.lines[i] + [self.mask]
         seq = torch.tensor(seq + [0] * (learned.BLOCK - len(seq)))  # PAD to the block, as the course's examples
         return seq[:-1], seq[1:]
 
@@ -112,13 +111,11 @@ def main(argv=None):
             corpus.data, corpus.encoded = corpus.data[:args.lines], corpus.encoded[:args.lines]
     set_seed(0)  # run.py's: the dataset's draws and the start
     net = build_model(len(stoi), args.variant == "perceiver")  # run.py's start: seed 0
-    conf = dict(batch_size=128, learning_rate=course.PRETRAIN_LR, lr_decay=True, warmup_tokens=512 * 20,
-                final_tokens=200 * len(corpus) * learned.BLOCK)  # helper.pretrain's recipe
-    trainer = default_trainer(net, corpus, torch.device("cpu"), args.precision, **conf)
+    # the course's recipe: the reference's helper.pretrain, its batches drawn in this process
+    tconf, trainer = parts.training_pair(helper.pretrain(corpus, learned.BLOCK, net), "pretrain", "g")
+    tconf.max_epochs, tconf.show_progress, tconf.num_workers = 10**6, False, 0
+    place(trainer, torch.device("cpu"), args.precision)
     rows, clock, start = [], [0.0], [time.perf_counter()]
-
-    class Done(Exception):
-        pass
 
     def measure(step):
         with tempfile.TemporaryDirectory() as tmp:
@@ -144,23 +141,20 @@ def main(argv=None):
 
     def on_batch_end(t):
         clock[0] += time.perf_counter() - start[0]
-        step = on_batch_end.steps = on_batch_end.steps + 1
-        if step % args.every == 0 or step == args.steps:
-            measure(step)
-        if step >= args.steps:
-            raise Done
+        if t.step % args.every == 0 or t.step == args.steps:
+            measure(t.step)
+        if t.step >= args.steps:
+            raise EnoughSteps
         start[0] = time.perf_counter()
-    on_batch_end.steps = 0
 
     trainer.add_callback("on_batch_end", on_batch_end)
     try:
         trainer.train()
-    except Done:
+    except EnoughSteps:
         pass
     if args.save:
-        partial = args.save.with_name(args.save.name + ".partial")
-        torch.save(net.state_dict(), partial)
-        os.replace(partial, args.save)
+        with atomic_path(args.save) as partial:
+            torch.save(net.state_dict(), partial)
 
 
 if __name__ == "__main__":
