@@ -286,3 +286,24 @@ def test_the_layout_benchmark_trains_each_construction_and_reads_both_statistics
         assert row["fixed"]["lines"] == row["drawn"]["lines"] > 0 and row["fixed"] != row["drawn"]
         assert row["passes_fixed"] is row["passes_drawn"] is False  # 2 steps learn nothing
     assert "step     2" in capsys.readouterr().out
+
+
+def test_the_layout_benchmark_pretrains_with_the_dataset_it_is_given(world, tmp_path):
+    """--dataset FILE: the pretraining draws its examples from that dataset.py's CharCorruptionDataset (a student's
+    reading of the spec), not the reference's; it goes with --layout course alone."""
+    import bench_layout_fit
+
+    data, _ = world
+    theirs = tmp_path / "dataset.py"
+    theirs.write_text((ROOT / "src" / "submission" / "dataset.py").read_text(encoding="utf-8") + """
+
+def _their_getitem(self, idx):
+    raise RuntimeError(f"their reading drew line {idx}")
+
+
+CharCorruptionDataset.__getitem__ = _their_getitem
+""", encoding="utf-8")
+    with pytest.raises(RuntimeError, match="their reading drew line"):
+        bench_layout_fit.main(["--data", str(data), "--steps", "1", "--layout", "course", "--dataset", str(theirs)])
+    with pytest.raises(SystemExit):
+        bench_layout_fit.main(["--data", str(data), "--steps", "1", "--layout", "fixed", "--dataset", str(theirs)])

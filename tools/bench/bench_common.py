@@ -32,13 +32,13 @@ def build_model(vocab_size, perceiver, attn_impl="auto", seed=0, **size):
     return GPT(cfg)
 
 
-def pretraining_corpus(data_dir, lines=None):
+def pretraining_corpus(data_dir, lines=None, dataset=None):
     """The pretraining's dataset over data_dir's wiki.txt at the course's block size; only its first `lines` lines,
-    if given (a short rehearsal)."""
+    if given (a short rehearsal); `dataset`, another CharCorruptionDataset class (a student's reading)."""
     text = (Path(data_dir) / course.DATA_FILES["corpus"]).read_text(encoding="utf-8")
     if lines:
         text = "".join(text.splitlines(keepends=True)[:lines])
-    return CharCorruptionDataset(text, BLOCK)
+    return (dataset or CharCorruptionDataset)(text, BLOCK)
 
 
 def sync(device):

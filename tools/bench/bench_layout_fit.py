@@ -10,17 +10,21 @@ one.  This trains the course-size model from run.py's start (seed 0) with the co
   --layout fixed   one public layout per line, the judge's former one: the line cut to 64 characters, its middle
                    quarter masked (a construction fitted to what anyone could read in the judge's code);
   --layout course  the reference's CharCorruptionDataset (src/submission/dataset.py), as run.py pretrains: the
-                   first steps of an honest pretraining, the cost to set beside the construction's.
+                   first steps of an honest pretraining, the cost to set beside the construction's; with
+                   --dataset FILE, the CharCorruptionDataset of that dataset.py instead (a student's reading of
+                   the spec: does the judge read its pretraining as it reads the reference's?).
 
 Every --every steps it measures the pretraining record twice on the judge's secret sample (the seed is the
 held-out answers' file): in that fixed layout (what the former judge read) and in the judge's drawn layouts
 (what it reads now), beside the bars of points.json's course row.
 
     python tools/bench/bench_layout_fit.py --data ../shared/course-data --layout fixed --steps 300 --json fit.json
+    python tools/bench/bench_layout_fit.py --data ../shared/course-data --layout course --dataset their/dataset.py
     python tools/bench/bench_layout_fit.py --data src/data --lines 256 --steps 4 --every 2   # a rehearsal
 """
 
 import argparse
+import importlib.util
 import json
 import sys
 import tempfile
@@ -70,6 +74,14 @@ class FixedCorpus(Dataset):
         return seq[:-1], seq[1:]
 
 
+def reading(path):
+    """The CharCorruptionDataset class of the dataset.py at path (a student's reading of the course's spec)."""
+    spec = importlib.util.spec_from_file_location("reading_dataset", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.CharCorruptionDataset
+
+
 BARS = {"gain": "min_pretraining_gain", "share": "min_pretraining_share", "bigram_gain": "min_pretraining_bigram_gain"}
 
 
@@ -83,12 +95,15 @@ def main(argv=None):
     p.add_argument("--answers", type=Path, help="the held-out answers, the judge's secret (default: "
                    "DATA/birth_test.tsv, else DATA/birth_dev.tsv)")
     p.add_argument("--layout", choices=["fixed", "course"], default="fixed")
+    p.add_argument("--dataset", type=Path, help="with --layout course: the dataset.py whose CharCorruptionDataset "
+                   "corrupts the corpus (default the reference's)")
     p.add_argument("--variant", choices=["vanilla", "perceiver"], default="vanilla")
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("--every", type=int, default=50, help="measure every this many steps")
     p.add_argument("--lines", type=int, help="train on the corpus's first LINES lines only (a rehearsal)")
     p.add_argument("--precision", default="auto")
-    p.add_argument("--save", type=Path, help="write the trained params here")
+    p.add_argument("--snapshots", type=Path, help="keep each measurement's params in this folder, as "
+                   "step-STEP.VARIANT.pretrain.params")
     p.add_argument("--json", type=Path, help="write the measurements here")
     args = p.parse_args(argv)
 
@@ -97,6 +112,8 @@ def main(argv=None):
                                     if f.is_file()), None)
     if answers is None or not wiki.is_file():
         p.error(f"{args.data} needs wiki.txt and birth_test.tsv (or birth_dev.tsv): pass the data folder with --data")
+    if args.dataset and (args.layout != "course" or not args.dataset.is_file()):
+        p.error(f"--dataset {args.dataset} must be a dataset.py file, with --layout course")
     stoi = params.course_vocab(wiki)
     rule = json.loads((SRC / "points.json").read_text(encoding="utf-8"))["thresholds"]["rows"]["course"][
         "learned"][f"{args.variant}.finetune.params"]
@@ -105,10 +122,16 @@ def main(argv=None):
         if args.lines:
             corpus.lines = corpus.lines[:args.lines]
     else:
-        corpus = pretraining_corpus(args.data)  # the whole corpus's vocabulary, the judge's
-        assert corpus.stoi == stoi
-        if args.lines:
-            corpus.data, corpus.encoded = corpus.data[:args.lines], corpus.encoded[:args.lines]
+        # the whole corpus's vocabulary, the judge's
+        corpus = pretraining_corpus(args.data, dataset=reading(args.dataset) if args.dataset else None)
+        if corpus.stoi != stoi:
+            p.error("the dataset's vocabulary is not the course's: PAD_CHAR, MASK_CHAR, then the sorted characters")
+        if args.lines:  # the course's dataset keeps its lines as .data; the reference's also their ids as .encoded
+            corpus.data = corpus.data[:args.lines]
+            if hasattr(corpus, "encoded"):
+                corpus.encoded = corpus.encoded[:args.lines]
+    if args.snapshots:
+        args.snapshots.mkdir(parents=True, exist_ok=True)
     set_seed(0)  # run.py's: the dataset's draws and the start
     net = build_model(len(stoi), args.variant == "perceiver")  # run.py's start: seed 0
     # the course's recipe: the reference's helper.pretrain, its batches drawn in this process
@@ -131,8 +154,12 @@ def main(argv=None):
         for k in ("fixed", "drawn"):
             row[f"passes_{k}"] = passes(row[k], rule)
         rows.append(row)
+        if args.snapshots:  # each measurement's params, to read again with another statistic
+            with atomic_path(args.snapshots / f"step-{step}.{args.variant}.pretrain.params") as partial:
+                torch.save(net.state_dict(), partial)
         if args.json:  # after every measurement: a run stopped early keeps what it measured
             out = {"command": " ".join(sys.argv), "layout": args.layout, "variant": args.variant,
+                   "dataset": str(args.dataset) if args.dataset else "the reference's",
                    "bars": {k: rule[b] for k, b in BARS.items()}, "rows": rows}
             write_text_atomic(args.json, json.dumps(out, indent=1) + "\n")
         print(f"step {step:5d} ({row['train_minutes']:6.2f} train-min)  " + "   ".join(
@@ -152,9 +179,6 @@ def main(argv=None):
         trainer.train()
     except EnoughSteps:
         pass
-    if args.save:
-        with atomic_path(args.save) as partial:
-            torch.save(net.state_dict(), partial)
 
 
 if __name__ == "__main__":
