@@ -278,7 +278,8 @@ def test_the_layout_benchmark_trains_each_construction_and_reads_both_statistics
     for layout in ("fixed", "course"):
         out = tmp_path / f"{layout}.json"
         bench_layout_fit.main(["--data", str(data), "--steps", "2", "--every", "2", "--layout", layout,
-                               "--json", str(out)])
+                               "--json", str(out), "--snapshots", str(tmp_path / layout)])
+        assert [f.name for f in (tmp_path / layout).iterdir()] == ["step-2.vanilla.pretrain.params"]
         result = json.loads(out.read_text(encoding="utf-8"))
         assert result["layout"] == layout and [r["step"] for r in result["rows"]] == [2]
         row = result["rows"][0]

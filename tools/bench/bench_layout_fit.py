@@ -142,8 +142,10 @@ def main(argv=None):
 
     def measure(step):
         with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / f"{args.variant}.pretrain.params"
-            torch.save(net.state_dict(), path)
+            # the params as the judge reads a file: kept in --snapshots (to read again later), else only here
+            path = (args.snapshots or Path(tmp)) / f"step-{step}.{args.variant}.pretrain.params"
+            with atomic_path(path) as partial:
+                torch.save(net.state_dict(), partial)
             w = params.own_reading(path, args.variant, len(stoi), model, helper)
             was = net.training
             net.eval()
@@ -154,9 +156,6 @@ def main(argv=None):
         for k in ("fixed", "drawn"):
             row[f"passes_{k}"] = passes(row[k], rule)
         rows.append(row)
-        if args.snapshots:  # each measurement's params, to read again with another statistic
-            with atomic_path(args.snapshots / f"step-{step}.{args.variant}.pretrain.params") as partial:
-                torch.save(net.state_dict(), partial)
         if args.json:  # after every measurement: a run stopped early keeps what it measured
             out = {"command": " ".join(sys.argv), "layout": args.layout, "variant": args.variant,
                    "dataset": str(args.dataset) if args.dataset else "the reference's",
