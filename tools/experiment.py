@@ -164,6 +164,8 @@ def model_statistics(params, variant, data_dir, checks, parent=None):
     if "corpus" in checks:
         out["corpus"] = corpus_record(w, data_dir / "wiki.txt", stoi)
     if "pretraining" in checks and (data_dir / "birth_test.tsv").is_file():  # its sample's seed: the answers
+        # the reference's reading, the span at a drawn place: the judge passes a file in any place that clears
+        # the bars (checks/learned.passing_reading), so bars set from this one pass the reference
         out["pretraining"] = pretraining_record(w, data_dir / "wiki.txt", stoi, data_dir / "birth_test.tsv")
     if "question" in checks and (data_dir / "birth_test.tsv").is_file():
         out["heldout"] = heldout_record(w, data_dir / "birth_test.tsv", stoi)

@@ -699,6 +699,8 @@ OTHER_CORRUPTIONS = {
     # where the span starts is not among the criteria the course's spec lists for full credit: a start that never
     # moves is a reading of it (the masked length stays random)
     "the span always at the start (prefix empty)": corruption(start="0"),
+    "the span always at the end (suffix empty)": corruption(start="n - masked_len"),
+    "the span always centred": corruption(start="(n - masked_len) // 2"),
     "prints every example": corruption(
         masked_len="print('masking', n, 'of', doc) or random.randint(1, max(1, n // 2))"),
 }

@@ -285,7 +285,9 @@ def test_the_layout_benchmark_trains_each_construction_and_reads_both_statistics
         row = result["rows"][0]
         assert set(result["bars"]) == {"gain", "share", "bigram_gain"}
         assert row["fixed"]["lines"] == row["drawn"]["lines"] > 0 and row["fixed"] != row["drawn"]
-        assert row["passes_fixed"] is row["passes_drawn"] is False  # 2 steps learn nothing
+        assert row["passes_fixed"] is row["passes_drawn"] is row["passes_judged"] is False  # 2 steps learn nothing
+        assert set(row["places"]) == set(learned.PLACES) and row["places"]["drawn"] == row["drawn"]
+        assert row["judged"] == max(row["places"].values(), key=learned.fit_score)  # none passes: the best fit
     assert "step     2" in capsys.readouterr().out
 
 

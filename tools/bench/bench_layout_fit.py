@@ -14,9 +14,10 @@ one.  This trains the course-size model from run.py's start (seed 0) with the co
                    --dataset FILE, the CharCorruptionDataset of that dataset.py instead (a student's reading of
                    the spec: does the judge read its pretraining as it reads the reference's?).
 
-Every --every steps it measures the pretraining record twice on the judge's secret sample (the seed is the
-held-out answers' file): in that fixed layout (what the former judge read) and in the judge's drawn layouts
-(what it reads now), beside the bars of points.json's course row.
+Every --every steps it measures the pretraining record on the judge's secret sample (the seed is the held-out
+answers' file): in that fixed layout (what the former judge read), in the judge's drawn layouts with the span at
+each place a reading may put it (learned.PLACES), and as the judge reads them (learned.passing_reading: the first
+place that clears the bars of points.json's course row, else the best fit).
 
     python tools/bench/bench_layout_fit.py --data ../shared/course-data --layout fixed --steps 300 --json fit.json
     python tools/bench/bench_layout_fit.py --data ../shared/course-data --layout course --dataset their/dataset.py
@@ -85,8 +86,9 @@ def reading(path):
 BARS = {"gain": "min_pretraining_gain", "share": "min_pretraining_share", "bigram_gain": "min_pretraining_bigram_gain"}
 
 
-def passes(record, rule):
-    return all(isinstance(record[k], float) and record[k] >= rule[bar] for k, bar in BARS.items())
+def bars_of(rule):
+    """The pretraining bars of a learned rule of points.json, by the record value each reads."""
+    return {k: rule[bar] for k, bar in BARS.items()}
 
 
 def main(argv=None):
@@ -149,21 +151,24 @@ def main(argv=None):
             w = params.own_reading(path, args.variant, len(stoi), model, helper)
             was = net.training
             net.eval()
+            places = learned.pretraining_records(w, wiki, stoi, answers)
             row = {"step": step, "train_minutes": round(clock[0] / 60, 2),
                    "fixed": learned.pretraining_record(w, wiki, stoi, answers, fixed_layout),
-                   "drawn": learned.pretraining_record(w, wiki, stoi, answers)}
+                   "drawn": places["drawn"], "judged": learned.passing_reading(places.values(), bars_of(rule)),
+                   "places": places}
             net.train(was)
-        for k in ("fixed", "drawn"):
-            row[f"passes_{k}"] = passes(row[k], rule)
+        for k in ("fixed", "drawn", "judged"):
+            row[f"passes_{k}"] = learned.clears(row[k], bars_of(rule))
         rows.append(row)
         if args.json:  # after every measurement: a run stopped early keeps what it measured
             out = {"command": " ".join(sys.argv), "layout": args.layout, "variant": args.variant,
                    "dataset": str(args.dataset) if args.dataset else "the reference's",
-                   "bars": {k: rule[b] for k, b in BARS.items()}, "rows": rows}
+                   "bars": bars_of(rule), "rows": rows}
             write_text_atomic(args.json, json.dumps(out, indent=1) + "\n")
         print(f"step {step:5d} ({row['train_minutes']:6.2f} train-min)  " + "   ".join(
             f"{k}: gain {row[k]['gain']:.3f} share {row[k]['share']} over bigram {row[k]['bigram_gain']:.3f}"
-            f" {'PASS' if row[f'passes_{k}'] else 'fail'}" for k in ("fixed", "drawn")), flush=True)
+            f" {'PASS' if row[f'passes_{k}'] else 'fail'}" for k in ("fixed", "drawn"))
+            + f"   judged (span {row['judged']['place']}): {'PASS' if row['passes_judged'] else 'fail'}", flush=True)
 
     def on_batch_end(t):
         clock[0] += time.perf_counter() - start[0]
