@@ -13,7 +13,7 @@ import pytest
 # grader's workers set their own): the models here are tiny, and two threads on a 2-core machine that is also
 # running something else wait on each other (a test of 1.5 s took 35 s that way).  Set before torch loads.  And one
 # OpenBLAS thread: numpy, which torch imports, otherwise starts one per core, which spin as it loads (0.09 CPU-s
-# of every process that imports torch: docs/benchmarks.md, the test suite).
+# of every process that imports torch: docs/benchmarks_history.md, the test suite's earlier runs).
 for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 

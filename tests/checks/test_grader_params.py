@@ -804,8 +804,9 @@ def test_the_check_reads_the_first_place_of_the_span_that_passes_else_the_best_f
 def test_a_pretraining_that_predicts_corrupted_lines_far_worse_than_plain_ones_fails_the_share(world, monkeypatch):
     """min_pretraining_share: where the params the perceiver was finetuned from predict the corrupted lines only half
     as well as the same lines as plain text (as plain next-character models of the course's corpus do, 0.47-0.52,
-    against 0.88-0.95 for its pretraining: docs/benchmarks.md), the check fails, naming that file, both gains and
-    what to submit; at 0.9 it passes.  The gain and its share are checked on one measure of the file."""
+    against 0.88-0.95 for its pretraining, read by the former fixed-layout check: docs/benchmarks_history.md), the
+    check fails, naming that file, both gains and what to submit; at 0.9 it passes.  The gain and its share are
+    checked on one measure of the file."""
     from checks import learned
 
     data, _, _, _ = world
