@@ -380,8 +380,8 @@ def pretraining_readings(w, wiki_path, stoi, answers_path, draw=layout, places=N
     (with_bigram).  A model pretrained with span corruption predicts the corrupted lines of its reading nearly as
     well as the plain ones (0.83 to 0.96 on the course's data); a plain model of the corpus loses most of what it
     knows at the ⁇, where it expects the text to go on and the line jumps past the gap, then back to the missing
-    span (0.15 to 0.36, in its best place).  The share is None where it is not a ratio of two finite gains, the plain one above 0: it
-    then fails its bar."""
+    span (0.15 to 0.36, in its best place).  The share is None where it is not a ratio of two finite gains, the
+    plain one above 0: it then fails its bar."""
     plain_gain = None
     for place in PLACES if places is None else places:
         pairs = pretraining_pairs(wiki_path, stoi, answers_path, placed(draw, place))
