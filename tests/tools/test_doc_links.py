@@ -1,50 +1,12 @@
 """The docs' relative links: every `[text](path)` and `[text](path#anchor)` in the tracked Markdown files (tests/
-aside) names a file that exists, and an #anchor into a Markdown file names one of its headings, as GitHub spells
-the heading's anchor.  Links to the web (http, https, mailto) and links inside fenced code blocks are not read."""
-
-import re
+aside) names a file that exists, and an #anchor names one of that file's headings, as GitHub spells the heading's
+anchor (tests/markdown_links.py reads them, as the starter's reference test does).  Links to the web (http, https,
+mailto) are not followed."""
 
 from conftest import ROOT
+import markdown_links
 
 import release
-
-LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
-HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
-WEB = ("http://", "https://", "mailto:")
-
-
-def prose_lines(text):
-    """(number, line) of a Markdown text's lines outside its fenced code blocks, inline code spans blanked."""
-    fenced = False
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.lstrip().startswith(("```", "~~~")):
-            fenced = not fenced
-        elif not fenced:
-            yield n, re.sub(r"`[^`]*`", "``", line)
-
-
-def slug(heading):
-    """GitHub's anchor of a heading: lower case, link syntax read as its text, every character but letters,
-    digits, spaces, hyphens and underscores dropped, each space a hyphen (`## The pretraining check's layouts`:
-    the-pretraining-checks-layouts)."""
-    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading).lower()
-    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
-
-
-def anchors(text):
-    """Every heading's anchor, a repeated one with -1, -2, ... after its first."""
-    seen, out = {}, set()
-    fenced = False
-    for line in text.splitlines():
-        if line.lstrip().startswith(("```", "~~~")):
-            fenced = not fenced
-        m = None if fenced else HEADING.match(line)
-        if m:
-            base = slug(m.group(1))
-            n = seen.get(base, 0)
-            seen[base] = n + 1
-            out.add(base if n == 0 else f"{base}-{n}")
-    return out
 
 
 def documents():
@@ -62,23 +24,9 @@ def documents():
 
 
 def broken_links():
-    read, broken = {}, []
-    for name, text, base in documents():
-        for n, line in prose_lines(text):
-            for m in LINK.finditer(line):
-                target = m.group(1)
-                if target.startswith(WEB):
-                    continue
-                path, _, anchor = target.partition("#")
-                file = (base / path).resolve()
-                if path and not file.exists():
-                    broken.append(f"{name}:{n}: {target} (no such file)")
-                elif anchor and (not path or file.suffix == ".md"):
-                    if path and file not in read:
-                        read[file] = anchors(file.read_text(encoding="utf-8"))
-                    if anchor not in (read[file] if path else anchors(text)):
-                        broken.append(f"{name}:{n}: {target} (no heading has that anchor)")
-    return broken
+    """file:line: what is wrong, of each relative link of documents() that leads nowhere."""
+    return [f"{name}:{line}: {what}" for name, text, base in documents()
+            for line, what in markdown_links.broken_links(text, base, ROOT)]
 
 
 def test_every_relative_link_in_the_docs_names_a_file_and_a_heading_that_exist():
@@ -89,4 +37,4 @@ def test_every_relative_link_in_the_docs_names_a_file_and_a_heading_that_exist()
 def test_a_heading_s_anchor_is_github_s():
     text = ("# A\n## The pretraining check's layouts\n```\n# not a heading\n```\n"
             "## GPU\n## GPU\n### `auto` (bf16), 2–3 s")
-    assert anchors(text) == {"a", "the-pretraining-checks-layouts", "gpu", "gpu-1", "auto-bf16-23-s"}
+    assert markdown_links.anchors(text) == {"a", "the-pretraining-checks-layouts", "gpu", "gpu-1", "auto-bf16-23-s"}

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import ROOT, check_shell_script
 from gradings import rehearse
+import markdown_links
 
 import graderUtil
 import release
@@ -171,22 +172,6 @@ def test_every_path_the_starter_mentions_exists(starter):
     assert checked > 50
 
 
-def headings(markdown):
-    """The headings of a Markdown text (outside code blocks), as written."""
-    found, fenced = [], False
-    for line in markdown.splitlines():
-        fenced ^= line.startswith("```")
-        match = None if fenced else re.match(r"#{1,6} +(.+?) *#*$", line)
-        if match:
-            found.append(match.group(1))
-    return found
-
-
-def anchor(heading):
-    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
-    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
-
-
 def dangling_references(text, where, readme, root):
     """The references of `text` (the file at `where`, a path relative to root) that lead nowhere, in a few words
     each; readme: the text of the README it refers to (None: there is none).
@@ -196,22 +181,12 @@ def dangling_references(text, where, readme, root):
     - "see README", "see the README": a README to see;
     - 'see "X" below/above': the quoted text somewhere else in the same file."""
     bad = []
-    titles = [h.lower() for h in headings(readme)] if readme is not None else []
+    titles = [h.lower() for h in markdown_links.headings(readme)] if readme is not None else []
     for phrase in re.findall(r"the README's ([^.,;:()\n]+)", text):
         if not any(phrase.lower().startswith(t) for t in titles):
             bad.append(f"the README's {phrase.strip()}")
     if where.endswith(".md"):
-        for target in re.findall(r"\]\(([^)\s]+)\)", text):
-            if re.match(r"[a-z]+:", target):  # https:, mailto:
-                continue
-            path, _, fragment = target.partition("#")
-            linked = root / Path(where).parent / path
-            if path and not linked.exists():
-                bad.append(f"[...]({target}): no {linked.relative_to(root).as_posix()}")
-            elif fragment:
-                other = linked.read_text(encoding="utf-8") if path else text
-                if fragment not in {anchor(h) for h in headings(other)}:
-                    bad.append(f"[...]({target}): no heading with that anchor")
+        bad += [what for _, what in markdown_links.broken_links(text, root / Path(where).parent, root)]
     if re.search(r"\bsee (the )?README\b(?!')", text) and readme is None:
         bad.append("see README: there is no README")
     for quoted in re.findall(r'see "([^"]+)" (?:below|above)', text):
